@@ -1,0 +1,298 @@
+"""``ExecutionContext``: one frozen value that describes one tool call."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, final, overload
+
+import attrs
+
+from toolctx._frozen import (
+    EMPTY_METADATA,
+    EMPTY_STATE,
+    EMPTY_VALUES,
+    freeze_mapping,
+)
+from toolctx._ids import new_invocation_id
+from toolctx._keys import MISSING, ContextKey
+from toolctx.exceptions import MissingContextValueError, ScopeError
+
+
+if TYPE_CHECKING:
+    from toolctx._records import ToolResult
+
+
+T = TypeVar("T")
+S = TypeVar("S")
+
+
+def _metadata(value: Mapping[str, object]) -> Mapping[str, object]:
+    return freeze_mapping(value, "ExecutionContext.metadata")
+
+
+def _state(value: Mapping[str, object]) -> Mapping[str, object]:
+    return freeze_mapping(value, "ExecutionContext.state")
+
+
+def _values(value: Mapping[str, object]) -> Mapping[str, object]:
+    return freeze_mapping(value, "ExecutionContext.values")
+
+
+class CallRecorder:
+    """Collects what a running call publishes; one per dispatched call."""
+
+    __slots__ = ("metadata", "state_changes")
+
+    def __init__(self) -> None:
+        self.metadata: dict[str, object] | None = None
+        self.state_changes: dict[str, object] | None = None
+
+
+@final
+@attrs.frozen(kw_only=True, repr=False)
+class ExecutionContext:
+    """Everything a tool may know about the call it runs in.
+
+    Hosts build one as a *template* (session, user, metadata, typed
+    values, scope) and pass it to :meth:`Dispatcher.dispatch`; the
+    dispatcher derives the call's own context from it (fresh
+    ``invocation_id``, ``tool_name``, ``tool_call_id``, lineage) and binds
+    it for exactly the duration of the call. Tools read it with
+    :func:`toolctx.execution_context` or by declaring a parameter of this
+    type. It is frozen: every ``with_*`` method returns a new context.
+
+    Attributes:
+        invocation_id: Unique per tool call; the dispatcher always assigns
+            a fresh one.
+        session_id: The conversation.
+        turn: The turn number within the session.
+        user_id: Who the call runs on behalf of (set by the host, never by
+            the model).
+        agent_id: Which agent invoked the tool.
+        tool_name: The running tool (set by the dispatcher).
+        tool_call_id: The model's call id (set by the dispatcher).
+        parent_invocation_id: The calling invocation, for nested calls and
+            sub-agent contexts.
+        metadata: Read-only mapping set by the host and interceptors.
+        state: Read-only snapshot of the session's state at call time.
+        prior_results: Results of the earlier calls of this turn, in order.
+        values: Read-only typed values by key name; use :meth:`get` and
+            :meth:`with_value` rather than this mapping.
+        scope: Runtime-only object (auth identity, database handles);
+            never serialized, never in ``repr``, not compared.
+
+    Example:
+        >>> ctx = ExecutionContext(user_id="ada", session_id="s1")
+        >>> ctx.with_metadata(channel="web").metadata["channel"]
+        'web'
+
+    .. versionadded:: 0.1.0
+    """
+
+    invocation_id: str = attrs.field(factory=new_invocation_id)
+    session_id: str | None = None
+    turn: int = 0
+    user_id: str | None = None
+    agent_id: str | None = None
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    parent_invocation_id: str | None = None
+    metadata: Mapping[str, object] = attrs.field(
+        default=EMPTY_METADATA, converter=_metadata
+    )
+    state: Mapping[str, object] = attrs.field(
+        default=EMPTY_STATE, converter=_state
+    )
+    prior_results: tuple[ToolResult, ...] = attrs.field(
+        default=(), converter=tuple
+    )
+    values: Mapping[str, object] = attrs.field(
+        default=EMPTY_VALUES, converter=_values
+    )
+    scope: object | None = attrs.field(default=None, eq=False)
+    _recorder: CallRecorder | None = attrs.field(
+        default=None, eq=False, alias="_recorder"
+    )
+
+    def __repr__(self) -> str:
+        parts = [
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in _REPR_FIELDS
+            if getattr(self, f.name) != f.default
+            or f.name == "invocation_id"
+        ]
+        if self.scope is not None:
+            parts.append(f"scope=<{type(self.scope).__name__}>")
+        return f"ExecutionContext({', '.join(parts)})"
+
+    # -- typed values ------------------------------------------------------
+
+    @overload
+    def get(self, key: ContextKey[T]) -> T | None: ...
+    @overload
+    def get(self, key: ContextKey[T], default: S) -> T | S: ...
+    def get(self, key: ContextKey[T], default: object = None) -> object:
+        """Return the value for *key*, else the key's default, else *default*.
+
+        .. versionadded:: 0.1.0
+        """
+        value = self.values.get(key.name, MISSING)
+        if value is not MISSING:
+            return value
+        if key.default is not MISSING:
+            return key.default
+        return default
+
+    def require(self, key: ContextKey[T]) -> T:
+        """Return the value for *key* or its default.
+
+        Raises:
+            MissingContextValueError: Neither a value nor a default.
+
+        .. versionadded:: 0.1.0
+        """
+        value = self.values.get(key.name, MISSING)
+        if value is not MISSING:
+            return value  # type: ignore[return-value]
+        if key.default is not MISSING:
+            return key.default
+        raise MissingContextValueError(key.name)
+
+    def with_value(self, key: ContextKey[T], value: T) -> ExecutionContext:
+        """Return a new context with *key* set to *value*.
+
+        Raises:
+            ContextValueTypeError: *value* is not of the key's type.
+
+        .. versionadded:: 0.1.0
+        """
+        key.check(value)
+        return attrs.evolve(self, values={**self.values, key.name: value})
+
+    def without(self, key: ContextKey[Any]) -> ExecutionContext:
+        """Return a new context without a value for *key*.
+
+        .. versionadded:: 0.1.0
+        """
+        if key.name not in self.values:
+            return self
+        values = {k: v for k, v in self.values.items() if k != key.name}
+        return attrs.evolve(self, values=values)
+
+    def has(self, key: ContextKey[Any]) -> bool:
+        """Whether a value for *key* is set (defaults do not count).
+
+        .. versionadded:: 0.1.0
+        """
+        return key.name in self.values
+
+    # -- metadata, scope, lineage -----------------------------------------
+
+    def with_metadata(
+        self, mapping: Mapping[str, object] | None = None, /, **kwargs: object
+    ) -> ExecutionContext:
+        """Return a new context whose metadata has these entries merged in.
+
+        Example:
+            >>> ctx = ExecutionContext().with_metadata({"a": 1}, b=2)
+            >>> dict(ctx.metadata)
+            {'a': 1, 'b': 2}
+
+        .. versionadded:: 0.1.0
+        """
+        merged = {**self.metadata, **(mapping or {}), **kwargs}
+        return attrs.evolve(self, metadata=merged)
+
+    def scope_as(self, cls: type[T]) -> T:
+        """Return the scope if it is an instance of *cls*.
+
+        Raises:
+            ScopeError: There is no scope, or it is of another type.
+
+        .. versionadded:: 0.1.0
+        """
+        scope = self.scope
+        if isinstance(scope, cls):
+            return scope
+        if scope is None:
+            msg = (
+                f"This context has no scope; expected a {cls.__qualname__}. "
+                "The host sets it on the template context: "
+                "ExecutionContext(scope=...) or Session(..., scope=...)."
+            )
+        else:
+            msg = (
+                f"The context's scope is a {type(scope).__qualname__}, not "
+                f"a {cls.__qualname__}."
+            )
+        raise ScopeError(msg)
+
+    def child(
+        self, *, agent_id: str | None = None, **changes: Any
+    ) -> ExecutionContext:
+        """Return a context for a sub-agent started from this one.
+
+        The child gets a fresh ``invocation_id`` and ``parent_invocation_id``
+        set to this context's; session, user, scope, metadata and typed
+        values carry over; ``prior_results`` starts empty. ``agent_id``
+        replaces this context's when given. Calls dispatched with the child
+        as template link back to this invocation.
+
+        Example:
+            >>> parent = ExecutionContext(user_id="ada", agent_id="planner")
+            >>> sub = parent.child(agent_id="researcher")
+            >>> sub.parent_invocation_id == parent.invocation_id
+            True
+            >>> sub.user_id, sub.agent_id
+            ('ada', 'researcher')
+
+        .. versionadded:: 0.1.0
+        """
+        base: dict[str, Any] = {
+            "invocation_id": new_invocation_id(),
+            "parent_invocation_id": self.invocation_id,
+            "tool_name": None,
+            "tool_call_id": None,
+            "prior_results": (),
+            "_recorder": None,
+        }
+        if agent_id is not None:
+            base["agent_id"] = agent_id
+        base.update(changes)
+        return attrs.evolve(self, **base)
+
+    # -- serialization -----------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return JSON-safe data for this context; ``scope`` is dropped.
+
+        .. versionadded:: 0.1.0
+        """
+        from toolctx._codec import context_to_dict
+
+        return context_to_dict(self)
+
+    @classmethod
+    def from_dict(
+        cls, data: Mapping[str, Any], *, scope: object | None = None
+    ) -> ExecutionContext:
+        """Rebuild a context from :meth:`to_dict` output.
+
+        Args:
+            data: What ``to_dict`` returned (possibly through JSON).
+            scope: The runtime scope to attach, rebuilt by the host.
+
+        .. versionadded:: 0.1.0
+        """
+        from toolctx._codec import context_from_dict
+
+        return context_from_dict(data, scope=scope)
+
+
+_REPR_FIELDS = tuple(
+    f
+    for f in attrs.fields(ExecutionContext)
+    if f.name not in {"scope", "_recorder"}
+)
+
+EMPTY_CONTEXT_FIELDS = {f.name: f.default for f in _REPR_FIELDS}

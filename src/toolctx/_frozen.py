@@ -1,0 +1,94 @@
+"""Read-only mappings for context metadata and state snapshots."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, NoReturn, final
+
+
+@final
+class FrozenDict(dict[str, object]):
+    """A ``dict`` whose mutating methods raise ``TypeError``.
+
+    Reads run at ``dict`` speed and ``json.dumps`` accepts it as it is.
+    Nested dicts, lists and sets are frozen too (see :func:`deep_freeze`),
+    so a tool cannot change what other calls will see.
+    """
+
+    __slots__ = ("_label",)
+
+    _label: str
+
+    def _readonly(self, *_args: object, **_kwargs: object) -> NoReturn:
+        msg = (
+            f"{self._label} is read-only. Derive a new context instead "
+            "(ctx.with_metadata(...) for metadata; toolctx.set_state(...) "
+            "to change session state from a tool)."
+        )
+        raise TypeError(msg)
+
+    __setitem__ = _readonly
+    __delitem__ = _readonly
+    __ior__ = _readonly  # type: ignore[assignment]
+    clear = _readonly
+    pop = _readonly
+    popitem = _readonly
+    setdefault = _readonly
+    update = _readonly
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(frozenset((k, _hashable(v)) for k, v in self.items()))
+
+    def __repr__(self) -> str:
+        return dict.__repr__(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (dict(self), self._label))
+
+
+def _rebuild(data: dict[str, object], label: str) -> FrozenDict:
+    return freeze_mapping(data, label)
+
+
+def _hashable(value: object) -> object:
+    try:
+        hash(value)
+    except TypeError:
+        return id(value)
+    return value
+
+
+def deep_freeze(value: object, label: str) -> object:
+    """Return *value* with dicts, lists and sets replaced by frozen ones."""
+    tp = type(value)
+    if tp is FrozenDict or tp in _ATOMS:
+        return value
+    if isinstance(value, Mapping):
+        return freeze_mapping(value, label)
+    if tp is list or tp is tuple:
+        return tuple(deep_freeze(v, label) for v in value)  # type: ignore[attr-defined]
+    if tp is set or tp is frozenset:
+        return frozenset(value)  # type: ignore[call-overload]
+    return value
+
+
+_ATOMS = frozenset({str, int, float, bool, type(None), bytes})
+
+
+def freeze_mapping(
+    data: Mapping[str, object] | Iterable[tuple[str, object]], label: str
+) -> FrozenDict:
+    """Return a :class:`FrozenDict` copy of *data*, frozen all the way down."""
+    if type(data) is FrozenDict and data._label == label:  # noqa: SLF001
+        return data
+    items = data.items() if isinstance(data, Mapping) else data
+    out = FrozenDict()
+    out._label = label  # noqa: SLF001
+    for key, value in items:
+        dict.__setitem__(out, key, deep_freeze(value, label))
+    return out
+
+
+EMPTY_METADATA = freeze_mapping({}, "ExecutionContext.metadata")
+EMPTY_STATE = freeze_mapping({}, "ExecutionContext.state")
+EMPTY_VALUES = freeze_mapping({}, "ExecutionContext.values")

@@ -1,0 +1,209 @@
+"""Typed slots: ``ContextKey[T]`` and the runtime type check behind it."""
+
+from __future__ import annotations
+
+import enum
+import threading
+import types
+import typing
+
+from collections.abc import Collection, Mapping
+from typing import Any, Generic, TypeVar, cast, final, overload
+
+from typing_extensions import is_typeddict
+
+from toolctx.exceptions import ContextKeyConflictError, ContextValueTypeError
+
+
+T = TypeVar("T")
+
+
+class _Missing(enum.Enum):
+    MISSING = enum.auto()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing.MISSING
+"""Sentinel for "no default"."""
+
+_KNOWN: dict[str, object] = {}
+_KNOWN_KEYS: dict[str, ContextKey[Any]] = {}
+_LOCK = threading.Lock()
+
+
+@final
+class ContextKey(Generic[T]):
+    """A typed slot on an :class:`~toolctx.ExecutionContext`.
+
+    ``ContextKey("tenant", str)`` is a ``ContextKey[str]``: mypy infers the
+    value type for :meth:`ExecutionContext.get` and ``require``. The name
+    identifies the slot everywhere (serialized contexts, other processes),
+    so two keys with one name and different types are an error.
+
+    Args:
+        name: The slot's name; unique per type in the process.
+        type: The value type. Plain classes, ``list[int]``-style generics,
+            ``Optional``/unions, ``Literal`` and ``Any`` are checked.
+        default: Returned by ``get`` and ``require`` when the slot is not
+            set. Omit it to make ``require`` raise instead.
+
+    Raises:
+        ContextKeyConflictError: Another key has this name and another type.
+
+    Example:
+        >>> TENANT = ContextKey("doc_tenant", str)
+        >>> TENANT
+        ContextKey('doc_tenant', str)
+
+    .. versionadded:: 0.1.0
+    """
+
+    __slots__ = ("default", "name", "type")
+
+    name: str
+    type: Any
+    default: T | _Missing
+
+    @overload
+    def __init__(self, name: str, type: type[T]) -> None: ...  # noqa: A002
+    @overload
+    def __init__(self, name: str, type: type[T], *, default: T) -> None: ...  # noqa: A002
+    @overload
+    def __init__(self, name: str, type: Any) -> None: ...  # noqa: A002
+    @overload
+    def __init__(self, name: str, type: Any, *, default: T) -> None: ...  # noqa: A002
+    def __init__(
+        self,
+        name: str,
+        type: Any,  # noqa: A002
+        *,
+        default: T | _Missing = MISSING,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            msg = f"ContextKey name must be a non-empty str, got {name!r}."
+            raise TypeError(msg)
+        if default is not MISSING and not matches(default, type):
+            msg = (
+                f"ContextKey {name!r}: default {default!r} is not a "
+                f"{type_name(type)}."
+            )
+            raise ContextValueTypeError(msg)
+        with _LOCK:
+            known = _KNOWN.get(name, MISSING)
+            if known is not MISSING and known != type:
+                msg = (
+                    f"ContextKey {name!r} already exists with type "
+                    f"{type_name(known)}; cannot redeclare it as "
+                    f"{type_name(type)}. Reuse the existing key (define it "
+                    f"once at module level) or pick another name."
+                )
+                raise ContextKeyConflictError(msg)
+            _KNOWN[name] = type
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "default", default)
+        with _LOCK:
+            _KNOWN_KEYS.setdefault(name, self)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        msg = "ContextKey is immutable."
+        raise AttributeError(msg)
+
+    def __repr__(self) -> str:
+        extra = "" if self.default is MISSING else f", default={self.default!r}"
+        return f"ContextKey({self.name!r}, {type_name(self.type)}{extra})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ContextKey):
+            return NotImplemented
+        return bool(self.name == other.name and self.type == other.type)
+
+    def __hash__(self) -> int:
+        return hash(("ContextKey", self.name))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self.default is MISSING:
+            return (ContextKey, (self.name, self.type))
+        return (_key_with_default, (self.name, self.type, self.default))
+
+    def check(self, value: object) -> T:
+        """Return *value* if it is a ``T``, else raise ``ContextValueTypeError``.
+
+        .. versionadded:: 0.1.0
+        """
+        if not matches(value, self.type):
+            msg = (
+                f"ContextKey {self.name!r} holds {type_name(self.type)}, "
+                f"got {value!r} ({type(value).__name__})."
+            )
+            raise ContextValueTypeError(msg)
+        return cast("T", value)
+
+
+def _key_with_default(name: str, tp: Any, default: Any) -> ContextKey[Any]:
+    return ContextKey(name, tp, default=default)
+
+
+def known_key(name: str) -> ContextKey[Any] | None:
+    """Return the first key created under *name* in this process, if any."""
+    return _KNOWN_KEYS.get(name)
+
+
+def type_name(tp: object) -> str:
+    """Render a type for an error message: ``int``, ``list[str]``..."""
+    if isinstance(tp, type) and not typing.get_args(tp):
+        return tp.__qualname__
+    return repr(tp).replace("typing.", "")
+
+
+def matches(value: object, tp: Any) -> bool:  # noqa: C901, PLR0911, PLR0912
+    """Whether *value* is an instance of the type expression *tp*."""
+    if tp is Any or tp is object:
+        return True
+    if tp is None or tp is type(None):
+        return value is None
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    origin = typing.get_origin(tp)
+    if origin is None:
+        if is_typeddict(tp):
+            return isinstance(value, Mapping)
+        if isinstance(tp, TypeVar):
+            return True
+        try:
+            return isinstance(value, tp)
+        except TypeError:
+            return True
+    args = typing.get_args(tp)
+    if origin is typing.Annotated:
+        return matches(value, args[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return any(matches(value, a) for a in args)
+    if origin is typing.Literal:
+        return any(type(value) is type(a) and value == a for a in args)
+    if origin is type:
+        return isinstance(value, type)
+    if not isinstance(origin, type):
+        return True
+    if not isinstance(value, origin):
+        return False
+    if not args:
+        return True
+    if issubclass(origin, tuple):
+        tup = cast("tuple[object, ...]", value)
+        if len(args) == 2 and args[1] is Ellipsis:  # noqa: PLR2004
+            return all(matches(v, args[0]) for v in tup)
+        return len(tup) == len(args) and all(
+            matches(v, a) for v, a in zip(tup, args)
+        )
+    if issubclass(origin, Mapping):
+        mapping = cast("Mapping[object, object]", value)
+        kt, vt = args if len(args) == 2 else (Any, Any)  # noqa: PLR2004
+        return all(matches(k, kt) and matches(v, vt) for k, v in mapping.items())
+    if issubclass(origin, Collection):
+        return all(matches(v, args[0]) for v in cast("list[object]", value))
+    return True

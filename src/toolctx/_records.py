@@ -1,0 +1,117 @@
+"""The plain records that cross the dispatcher: definitions, calls, results."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, final
+
+import attrs
+
+from toolctx._frozen import freeze_mapping
+
+
+_EMPTY = freeze_mapping({}, "ToolResult.metadata")
+_NO_CHANGES = freeze_mapping({}, "ToolResult.state_changes")
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ToolDefinition:
+    """What a model is told about a tool.
+
+    Attributes:
+        name: The tool's name, ``^[a-zA-Z0-9_-]{1,64}$``.
+        description: What the tool does, for the model.
+        parameters: A JSON Schema (Draft 2020-12) object describing the
+            arguments. Keys are in a deterministic order.
+
+    .. versionadded:: 0.1.0
+    """
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] = attrs.field(
+        factory=lambda: {
+            "type": "object",
+            "properties": {},
+            "additionalProperties": False,
+        }
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return ``{"name", "description", "parameters"}`` as plain JSON data.
+
+        .. versionadded:: 0.1.0
+        """
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+        }
+
+
+@final
+@attrs.frozen
+class ToolCall:
+    """One tool call the model asked for.
+
+    Attributes:
+        name: The tool's name as the model wrote it.
+        arguments: The model's arguments: JSON text (``str`` or UTF-8
+            ``bytes``), an already-decoded mapping, or None for ``{}``.
+            Whatever it holds is model output: malformed or hostile
+            content becomes an error result, never an exception.
+        id: The provider's call id (``tool_call_id``), if any.
+
+    .. versionadded:: 0.1.0
+    """
+
+    name: str
+    arguments: str | bytes | Mapping[str, Any] | None = None
+    id: str | None = None
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ToolResult:
+    """The outcome of one dispatched call.
+
+    Attributes:
+        name: The tool's name.
+        call_id: The model's call id (:attr:`ToolCall.id`).
+        invocation_id: The id the dispatcher gave this invocation.
+        output: The tool's return value as JSON-safe data (None for
+            errors).
+        is_error: Whether the call failed.
+        error: A short message a model can act on, or None.
+        exception: The original exception (host-only, never rendered).
+        metadata: Host-only result metadata from :func:`toolctx.publish`.
+        state_changes: Session state changes from
+            :func:`toolctx.set_state`, in the order they were made.
+        duration_ns: Wall time of the call in nanoseconds.
+
+    .. versionadded:: 0.1.0
+    """
+
+    name: str
+    call_id: str | None = None
+    invocation_id: str = ""
+    output: Any = None
+    is_error: bool = False
+    error: str | None = None
+    exception: BaseException | None = attrs.field(
+        default=None, repr=False, eq=False
+    )
+    metadata: Mapping[str, Any] = attrs.field(default=_EMPTY, repr=False)
+    state_changes: Mapping[str, Any] = attrs.field(
+        default=_NO_CHANGES, repr=False
+    )
+    duration_ns: int = attrs.field(default=0, eq=False)
+
+    @property
+    def content(self) -> Any:
+        """What the model should see: the error message or the output.
+
+        .. versionadded:: 0.1.0
+        """
+        return self.error if self.is_error else self.output

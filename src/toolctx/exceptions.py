@@ -1,0 +1,245 @@
+"""Exceptions raised by toolctx.
+
+Every exception toolctx raises on purpose inherits :class:`ToolctxError`,
+so ``except toolctx.ToolctxError`` catches them all. Some also inherit a
+builtin base so that code written against the builtin keeps working::
+
+    ToolctxError
+    ├── NoExecutionContextError        (also LookupError)
+    ├── MissingContextValueError       (also LookupError)
+    ├── ScopeError                     (also TypeError)
+    ├── ContextKeyConflictError        (also TypeError)
+    ├── ContextValueTypeError          (also TypeError)
+    ├── DuplicateToolError             (also ValueError)
+    ├── UnknownToolError               (also KeyError)
+    ├── InvalidToolNameError           (also ValueError)
+    ├── SchemaError                    (also TypeError)
+    ├── ToolArgumentsError             (also ValueError)
+    └── ToolDenied
+
+Tool-level failures (an unknown tool, bad arguments, a denial, the tool
+raising) never escape :meth:`toolctx.Dispatcher.dispatch`: they become
+error results. The exceptions above reach *host* code only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+
+class ToolctxError(Exception):
+    """Base class of every exception toolctx raises on purpose.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class NoExecutionContextError(ToolctxError, LookupError):
+    """Raised by :func:`toolctx.execution_context` outside a tool call.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(
+            message
+            or (
+                "No ExecutionContext is bound: execution_context() works "
+                "only while a tool call runs. Dispatch the call with "
+                "Dispatcher.dispatch()/adispatch(), or bind a context "
+                "yourself with `with toolctx.use_context(ctx):` (tests, "
+                "direct calls). Code that may run outside a call can use "
+                "toolctx.current_context(), which returns None instead. If "
+                "this runs in a thread the tool started itself, submit the "
+                "work with toolctx.bind_context(fn) or a "
+                "toolctx.ContextThreadPoolExecutor."
+            )
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class MissingContextValueError(ToolctxError, LookupError):
+    """A required typed value is not set on the context.
+
+    Attributes:
+        key: The name of the missing :class:`toolctx.ContextKey`.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(
+            f"The context has no value for key {key!r} and the key has "
+            f"no default. Set it on the template context with "
+            f"ctx.with_value(KEY, value) before dispatching, or read it "
+            f"with ctx.get(KEY) to get None instead of an error."
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ScopeError(ToolctxError, TypeError):
+    """The context's runtime scope is missing or of another type.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class ContextKeyConflictError(ToolctxError, TypeError):
+    """Two :class:`toolctx.ContextKey` objects share a name, not a type.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class ContextValueTypeError(ToolctxError, TypeError):
+    """A value does not match the type its :class:`~toolctx.ContextKey` holds.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class DuplicateToolError(ToolctxError, ValueError):
+    """A tool with this name is already registered.
+
+    Attributes:
+        name: The tool name.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(
+            f"A tool named {name!r} is already registered. Pick another "
+            f"name with @tool(name=...), unregister the old one first, or "
+            f"pass replace=True to swap it in place."
+        )
+
+
+class UnknownToolError(ToolctxError, KeyError):
+    """No tool with this name is registered.
+
+    Attributes:
+        name: The name that was asked for.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, name: str, available: Sequence[str] = ()) -> None:
+        self.name = name
+        self.available = tuple(available)
+        shown = ", ".join(repr(n) for n in self.available[:20])
+        more = " ..." if len(self.available) > 20 else ""  # noqa: PLR2004
+        super().__init__(
+            f"No tool named {name!r} is registered. "
+            + (
+                f"Registered tools: {shown}{more}."
+                if self.available
+                else "The registry is empty."
+            )
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class InvalidToolNameError(ToolctxError, ValueError):
+    """A tool name breaks the providers' rule ``^[a-zA-Z0-9_-]{1,64}$``.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class SchemaError(ToolctxError, TypeError):
+    """A type hint that cannot become JSON Schema, raised at decoration.
+
+    Attributes:
+        function: The qualified name of the decorated function.
+        parameter: The parameter whose hint failed, or None.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        function: str | None = None,
+        parameter: str | None = None,
+    ) -> None:
+        self.function = function
+        self.parameter = parameter
+        super().__init__(message)
+
+
+@attrs.frozen
+class ArgumentError:
+    """One wrong argument: where it is and what was wrong with it.
+
+    Attributes:
+        path: Where in the arguments, e.g. ``"unit"`` or
+            ``"items[0].name"``; empty for the arguments object itself.
+        message: What was expected and what was given.
+
+    .. versionadded:: 0.1.0
+    """
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class ToolArgumentsError(ToolctxError, ValueError):
+    """The model's arguments do not match the tool's parameters.
+
+    The message lists every wrong argument with what was expected and what
+    was given, so a model can correct all of them in one retry.
+
+    Attributes:
+        tool_name: The tool whose arguments failed, if known.
+        errors: One :class:`ArgumentError` per problem, in path order.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self, errors: Sequence[ArgumentError], *, tool_name: str | None = None
+    ) -> None:
+        self.tool_name = tool_name
+        self.errors = tuple(errors)
+        head = (
+            f"Invalid arguments for tool {tool_name!r}"
+            if tool_name
+            else "Invalid arguments"
+        )
+        super().__init__(f"{head}: " + "; ".join(map(str, self.errors)))
+
+    def with_tool_name(self, tool_name: str) -> ToolArgumentsError:
+        """Return the same error, naming *tool_name* in its message."""
+        return ToolArgumentsError(self.errors, tool_name=tool_name)
+
+
+class ToolDenied(ToolctxError):  # noqa: N818 - the contract's name
+    """Raised by an interceptor's ``before`` to reject a call.
+
+    The dispatcher turns it into an error result whose message is
+    *reason*; the tool does not run.
+
+    Attributes:
+        reason: Why the call was denied, in words a model can act on.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
