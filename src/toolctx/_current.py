@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, final
+from typing import Any, cast, final
 
+from toolctx._context import ExecutionContext
+from toolctx._keys import ContextKey
 from toolctx.exceptions import NoExecutionContextError, ToolctxError
-
-
-if TYPE_CHECKING:
-    from contextvars import Token
-
-    from toolctx._context import ExecutionContext
-    from toolctx._keys import ContextKey
 
 
 _CURRENT: ContextVar[ExecutionContext | None] = ContextVar(
@@ -81,9 +76,7 @@ class use_context:  # noqa: N801 - reads as a function at the call site
     __slots__ = ("_ctx", "_token")
 
     def __init__(self, ctx: ExecutionContext) -> None:
-        from toolctx._context import ExecutionContext
-
-        if not isinstance(ctx, ExecutionContext):
+        if not isinstance(cast("object", ctx), ExecutionContext):
             msg = (
                 "use_context() takes an ExecutionContext, got "
                 f"{type(ctx).__name__}."

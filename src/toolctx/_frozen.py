@@ -29,7 +29,7 @@ class FrozenDict(dict[str, object]):
 
     __setitem__ = _readonly
     __delitem__ = _readonly
-    __ior__ = _readonly  # type: ignore[assignment]
+    __ior__ = _readonly
     clear = _readonly
     pop = _readonly
     popitem = _readonly
@@ -47,7 +47,7 @@ class FrozenDict(dict[str, object]):
 
 
 def _rebuild(data: dict[str, object], label: str) -> FrozenDict:
-    return freeze_mapping(data, label)
+    return freeze_mapping(data, label, deep=False)
 
 
 def _hashable(value: object) -> object:
@@ -76,16 +76,28 @@ _ATOMS = frozenset({str, int, float, bool, type(None), bytes})
 
 
 def freeze_mapping(
-    data: Mapping[str, object] | Iterable[tuple[str, object]], label: str
+    data: Mapping[str, object] | Iterable[tuple[str, object]],
+    label: str,
+    *,
+    deep: bool = True,
 ) -> FrozenDict:
-    """Return a :class:`FrozenDict` copy of *data*, frozen all the way down."""
+    """Return a :class:`FrozenDict` copy of *data*.
+
+    With *deep* (the default) nested dicts, lists and sets are frozen too;
+    without it only the top level is, so values keep their own types.
+    """
     if type(data) is FrozenDict and data._label == label:  # noqa: SLF001
         return data
     items = data.items() if isinstance(data, Mapping) else data
     out = FrozenDict()
     out._label = label  # noqa: SLF001
     for key, value in items:
-        dict.__setitem__(out, key, deep_freeze(value, label))
+        if type(key) is not str:
+            msg = f"{label} keys must be str, got {key!r}."
+            raise TypeError(msg)
+        dict.__setitem__(
+            out, key, deep_freeze(value, label) if deep else value
+        )
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import enum
 import threading
 import types
@@ -27,6 +28,34 @@ class _Missing(enum.Enum):
 
 MISSING = _Missing.MISSING
 """Sentinel for "no default"."""
+
+
+@final
+class RawValue:
+    """A typed value whose key this process does not know (yet).
+
+    Made by ``ExecutionContext.from_dict`` for a slot name no
+    :class:`ContextKey` has claimed. ``ExecutionContext.get(key)``
+    structures it once the key exists; serializing writes ``data`` back
+    unchanged, so nothing is silently dropped.
+    """
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: object) -> None:
+        self.data = data
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RawValue):
+            return NotImplemented
+        return bool(self.data == other.data)
+
+    def __hash__(self) -> int:
+        return hash(("RawValue", repr(self.data)))
+
+    def __repr__(self) -> str:
+        return f"RawValue({self.data!r})"
+
 
 _KNOWN: dict[str, object] = {}
 _KNOWN_KEYS: dict[str, ContextKey[Any]] = {}
@@ -67,13 +96,15 @@ class ContextKey(Generic[T]):
     default: T | _Missing
 
     @overload
-    def __init__(self, name: str, type: type[T]) -> None: ...  # noqa: A002
+    def __init__(self, name: str, type: builtins.type[T]) -> None: ...
     @overload
-    def __init__(self, name: str, type: type[T], *, default: T) -> None: ...  # noqa: A002
+    def __init__(
+        self, name: str, type: builtins.type[T], *, default: T
+    ) -> None: ...
     @overload
-    def __init__(self, name: str, type: Any) -> None: ...  # noqa: A002
+    def __init__(self, name: str, type: Any) -> None: ...
     @overload
-    def __init__(self, name: str, type: Any, *, default: T) -> None: ...  # noqa: A002
+    def __init__(self, name: str, type: Any, *, default: T) -> None: ...
     def __init__(
         self,
         name: str,
@@ -81,7 +112,7 @@ class ContextKey(Generic[T]):
         *,
         default: T | _Missing = MISSING,
     ) -> None:
-        if not isinstance(name, str) or not name:
+        if not isinstance(cast("object", name), str) or not name:
             msg = f"ContextKey name must be a non-empty str, got {name!r}."
             raise TypeError(msg)
         if default is not MISSING and not matches(default, type):
@@ -112,7 +143,9 @@ class ContextKey(Generic[T]):
         raise AttributeError(msg)
 
     def __repr__(self) -> str:
-        extra = "" if self.default is MISSING else f", default={self.default!r}"
+        extra = (
+            "" if self.default is MISSING else f", default={self.default!r}"
+        )
         return f"ContextKey({self.name!r}, {type_name(self.type)}{extra})"
 
     def __eq__(self, other: object) -> bool:
@@ -129,7 +162,7 @@ class ContextKey(Generic[T]):
         return (_key_with_default, (self.name, self.type, self.default))
 
     def check(self, value: object) -> T:
-        """Return *value* if it is a ``T``, else raise ``ContextValueTypeError``.
+        """Return *value* if it is a ``T``; else raise ContextValueTypeError.
 
         .. versionadded:: 0.1.0
         """
@@ -158,7 +191,7 @@ def type_name(tp: object) -> str:
     return repr(tp).replace("typing.", "")
 
 
-def matches(value: object, tp: Any) -> bool:  # noqa: C901, PLR0911, PLR0912
+def matches(value: object, tp: Any) -> bool:  # noqa: C901, PLR0912
     """Whether *value* is an instance of the type expression *tp*."""
     if tp is Any or tp is object:
         return True
@@ -198,12 +231,14 @@ def matches(value: object, tp: Any) -> bool:  # noqa: C901, PLR0911, PLR0912
         if len(args) == 2 and args[1] is Ellipsis:  # noqa: PLR2004
             return all(matches(v, args[0]) for v in tup)
         return len(tup) == len(args) and all(
-            matches(v, a) for v, a in zip(tup, args)
+            matches(v, a) for v, a in zip(tup, args, strict=True)
         )
     if issubclass(origin, Mapping):
         mapping = cast("Mapping[object, object]", value)
         kt, vt = args if len(args) == 2 else (Any, Any)  # noqa: PLR2004
-        return all(matches(k, kt) and matches(v, vt) for k, v in mapping.items())
+        return all(
+            matches(k, kt) and matches(v, vt) for k, v in mapping.items()
+        )
     if issubclass(origin, Collection):
         return all(matches(v, args[0]) for v in cast("list[object]", value))
     return True

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-
-if TYPE_CHECKING:
-    from toolctx._context import ExecutionContext
-    from toolctx._records import ToolCall, ToolDefinition, ToolResult
+from toolctx._context import ExecutionContext
+from toolctx._records import ToolCall, ToolDefinition, ToolResult
 
 
 @runtime_checkable

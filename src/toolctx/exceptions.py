@@ -10,6 +10,7 @@ builtin base so that code written against the builtin keeps working::
     ├── ScopeError                     (also TypeError)
     ├── ContextKeyConflictError        (also TypeError)
     ├── ContextValueTypeError          (also TypeError)
+    ├── ContextDataError               (also ValueError)
     ├── DuplicateToolError             (also ValueError)
     ├── UnknownToolError               (also KeyError)
     ├── InvalidToolNameError           (also ValueError)
@@ -100,6 +101,13 @@ class ContextKeyConflictError(ToolctxError, TypeError):
 
 class ContextValueTypeError(ToolctxError, TypeError):
     """A value does not match the type its :class:`~toolctx.ContextKey` holds.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class ContextDataError(ToolctxError, ValueError):
+    """Context or result data cannot be serialized or read back.
 
     .. versionadded:: 0.1.0
     """

@@ -1,0 +1,86 @@
+"""toolctx: a typed, contextvars-based tool SDK for LLM agents.
+
+Tools learn *who* is calling, *where* and *in which turn* from an
+:class:`ExecutionContext` bound for exactly the duration of each call,
+without the model passing any of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolctx._context import ExecutionContext
+from toolctx._current import (
+    current_context,
+    execution_context,
+    publish,
+    set_state,
+    use_context,
+)
+from toolctx._dispatch import Dispatcher
+from toolctx._keys import ContextKey
+from toolctx._protocols import Interceptor, Tool
+from toolctx._records import ToolCall, ToolDefinition, ToolResult
+from toolctx._registry import Registry
+from toolctx._session import Session
+from toolctx._tool import FunctionTool, tool
+from toolctx.exceptions import (
+    ArgumentError,
+    ContextDataError,
+    ContextKeyConflictError,
+    ContextValueTypeError,
+    DuplicateToolError,
+    InvalidToolNameError,
+    MissingContextValueError,
+    NoExecutionContextError,
+    SchemaError,
+    ScopeError,
+    ToolArgumentsError,
+    ToolctxError,
+    ToolDenied,
+    UnknownToolError,
+)
+
+
+__all__ = [
+    "ArgumentError",
+    "ContextDataError",
+    "ContextKey",
+    "ContextKeyConflictError",
+    "ContextValueTypeError",
+    "Dispatcher",
+    "DuplicateToolError",
+    "ExecutionContext",
+    "FunctionTool",
+    "Interceptor",
+    "InvalidToolNameError",
+    "MissingContextValueError",
+    "NoExecutionContextError",
+    "Registry",
+    "SchemaError",
+    "ScopeError",
+    "Session",
+    "Tool",
+    "ToolArgumentsError",
+    "ToolCall",
+    "ToolDefinition",
+    "ToolDenied",
+    "ToolResult",
+    "ToolctxError",
+    "UnknownToolError",
+    "current_context",
+    "execution_context",
+    "publish",
+    "set_state",
+    "tool",
+    "use_context",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("toolctx")
+    msg = f"module 'toolctx' has no attribute {name!r}"
+    raise AttributeError(msg)

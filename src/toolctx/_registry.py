@@ -1,0 +1,252 @@
+"""``Registry``: an insertion-ordered, thread-safe map of tools."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import threading
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar, cast, final, overload
+
+from typing_extensions import ParamSpec
+
+from toolctx._protocols import Tool
+from toolctx._records import ToolDefinition
+from toolctx._tool import FunctionTool, check_tool_name, tool
+from toolctx.exceptions import DuplicateToolError, UnknownToolError
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@final
+class ToolEntry:
+    """What the registry knows of one tool, computed once at registration."""
+
+    __slots__ = ("definition", "execute_is_async", "function_tool", "tool")
+
+    def __init__(self, tool: Tool, definition: ToolDefinition) -> None:
+        self.tool = tool
+        self.definition = definition
+        self.function_tool: FunctionTool[Any, Any] | None = (
+            tool if isinstance(tool, FunctionTool) else None
+        )
+        self.execute_is_async = (
+            tool.is_async
+            if isinstance(tool, FunctionTool)
+            else inspect.iscoroutinefunction(tool.execute)
+        )
+
+
+@final
+class Registry(Mapping[str, Tool]):
+    """The tools a model may call, in the order they were registered.
+
+    A read-only mapping from name to tool (iteration yields names in
+    insertion order; ``get`` returns None when absent) with registration
+    methods. Safe to use from several threads. The order is the order the
+    model sees, so the same registrations give byte-identical definitions
+    in every process.
+
+    Args:
+        tools: Tools to register now, in order.
+
+    Example:
+        >>> registry = Registry()
+        >>> @registry.tool
+        ... def ping() -> str:
+        ...     '''Answer pong.'''
+        ...     return "pong"
+        >>> list(registry), len(registry), "ping" in registry
+        (['ping'], 1, True)
+
+    .. versionadded:: 0.1.0
+    """
+
+    __slots__ = ("_definitions", "_entries", "_fingerprint", "_lock")
+
+    def __init__(
+        self, tools: Iterable[Tool | Callable[..., Any]] = ()
+    ) -> None:
+        self._entries: dict[str, ToolEntry] = {}
+        self._lock = threading.RLock()
+        self._definitions: tuple[ToolDefinition, ...] | None = None
+        self._fingerprint: str | None = None
+        for t in tools:
+            self.register(t)
+
+    # -- Mapping -----------------------------------------------------------
+
+    def __getitem__(self, name: str) -> Tool:
+        entry = self._entries.get(name)
+        if entry is None:
+            raise UnknownToolError(name, list(self._entries))
+        return entry.tool
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(tuple(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __repr__(self) -> str:
+        return f"<toolctx.Registry(num_tools={len(self._entries)})>"
+
+    def entry(self, name: str) -> ToolEntry | None:
+        """Return the registration record for *name*, or None (internal)."""
+        return self._entries.get(name)
+
+    # -- registration ------------------------------------------------------
+
+    def register(
+        self, tool: Tool | Callable[..., Any], *, replace: bool = False
+    ) -> Tool:
+        """Add *tool* under its definition's name and return it.
+
+        A plain function is wrapped with :func:`toolctx.tool` first. The
+        tool's ``definition()`` is read once, here.
+
+        Args:
+            tool: A :class:`~toolctx.Tool` or a typed function.
+            replace: Swap out a tool of the same name, keeping its position.
+
+        Raises:
+            DuplicateToolError: The name is taken and *replace* is false.
+            InvalidToolNameError: The definition's name is not valid.
+            TypeError: *tool* is neither a Tool nor a function.
+
+        .. versionadded:: 0.1.0
+        """
+        if not isinstance(tool, Tool):
+            if inspect.isfunction(tool) or inspect.ismethod(tool):
+                tool = FunctionTool(tool)
+            else:
+                msg = (
+                    "register() takes a Tool (an object with definition() "
+                    "and execute(args)) or a typed function, got "
+                    f"{type(tool).__name__}."
+                )
+                raise TypeError(msg)
+        definition = tool.definition()
+        if not isinstance(cast("object", definition), ToolDefinition):
+            msg = (
+                f"{type(tool).__name__}.definition() must return a "
+                f"ToolDefinition, got {type(definition).__name__}."
+            )
+            raise TypeError(msg)
+        name = check_tool_name(definition.name)
+        entry = ToolEntry(tool, definition)
+        with self._lock:
+            if name in self._entries and not replace:
+                raise DuplicateToolError(name)
+            self._entries[name] = entry
+            self._changed()
+        return tool
+
+    def unregister(self, name: str) -> Tool:
+        """Remove the tool called *name* and return it.
+
+        Raises:
+            UnknownToolError: No such tool.
+
+        .. versionadded:: 0.1.0
+        """
+        with self._lock:
+            entry = self._entries.pop(name, None)
+            if entry is None:
+                raise UnknownToolError(name, list(self._entries))
+            self._changed()
+        return entry.tool
+
+    def _changed(self) -> None:
+        self._definitions = None
+        self._fingerprint = None
+
+    @overload
+    def tool(self, fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
+    @overload
+    def tool(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        requires: Iterable[str] = (),
+        timeout: float | None = None,
+        inline: bool = False,
+        replace: bool = False,
+    ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
+    def tool(  # type: ignore[misc]  # mypy quirk: ParamSpec overloads on methods
+        self,
+        fn: Callable[P, R] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        requires: Iterable[str] = (),
+        timeout: float | None = None,
+        inline: bool = False,
+        replace: bool = False,
+    ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
+        """Like :func:`toolctx.tool`, and register the result here.
+
+        .. versionadded:: 0.1.0
+        """
+
+        def decorate(f: Callable[P, R]) -> FunctionTool[P, R]:
+            made = tool(
+                name=name,
+                description=description,
+                requires=requires,
+                timeout=timeout,
+                inline=inline,
+            )(f)
+            self.register(made, replace=replace)
+            return made
+
+        if fn is not None:
+            return decorate(fn)
+        return decorate
+
+    # -- what the model sees -----------------------------------------------
+
+    def definitions(self) -> list[ToolDefinition]:
+        """Return every tool's definition, in registration order.
+
+        Built once and cached until the registry changes.
+
+        .. versionadded:: 0.1.0
+        """
+        defs = self._definitions
+        if defs is None:
+            with self._lock:
+                defs = tuple(e.definition for e in self._entries.values())
+                self._definitions = defs
+        return list(defs)
+
+    def fingerprint(self) -> str:
+        """Return a stable SHA-256 hex digest of the ordered definitions.
+
+        Equal for equal registrations in any process (whatever
+        ``PYTHONHASHSEED``); different after any change of a definition or
+        of the order. Use it as (part of) a prompt-cache key.
+
+        .. versionadded:: 0.1.0
+        """
+        fp = self._fingerprint
+        if fp is None:
+            with self._lock:
+                payload = json.dumps(
+                    [d.to_dict() for d in self.definitions()],
+                    ensure_ascii=False,
+                    separators=(",", ":"),
+                    allow_nan=False,
+                )
+                fp = hashlib.sha256(payload.encode()).hexdigest()
+                self._fingerprint = fp
+        return fp

@@ -1,0 +1,149 @@
+"""``Session``: host-side conversation state that tools change explicitly."""
+
+from __future__ import annotations
+
+import threading
+
+from collections.abc import Iterable, Mapping
+from typing import Any, cast, final
+
+from toolctx._context import ExecutionContext
+from toolctx._records import ToolResult
+
+
+@final
+class Session:
+    """A conversation: id, user, turn, state and this turn's results.
+
+    Pass a session as the ``context`` of a dispatch: the dispatcher builds
+    the call's context from it (session id, user, turn, a read-only
+    snapshot of ``state``, the results of this turn so far) and, after
+    each successful call, applies the call's ``state_changes`` to
+    ``state`` and appends the result to ``results``. Calls of one
+    :meth:`Dispatcher.adispatch_all` apply their changes in input order
+    once all have finished, so the outcome is deterministic.
+
+    Args:
+        id: The session (conversation) id.
+        user_id: Who the conversation belongs to.
+        state: Initial state; copied.
+        turn: The current turn number.
+        agent_id: The agent that owns the conversation.
+        metadata: Metadata every call of this session carries.
+        values: Typed values (by key name) every call carries.
+        scope: Runtime-only object for every call (never persisted).
+
+    Example:
+        >>> s = Session("s1", user_id="ada", state={"n": 1})
+        >>> s.next_turn()
+        1
+        >>> s.context().state["n"], s.context().turn
+        (1, 1)
+
+    .. versionadded:: 0.1.0
+    """
+
+    __slots__ = (
+        "_lock",
+        "agent_id",
+        "id",
+        "metadata",
+        "results",
+        "scope",
+        "state",
+        "turn",
+        "user_id",
+        "values",
+    )
+
+    def __init__(
+        self,
+        id: str,  # noqa: A002 - the contract's name
+        *,
+        user_id: str | None = None,
+        state: Mapping[str, object] | None = None,
+        turn: int = 0,
+        agent_id: str | None = None,
+        metadata: Mapping[str, object] | None = None,
+        values: Mapping[str, object] | None = None,
+        scope: object | None = None,
+        results: Iterable[ToolResult] = (),
+    ) -> None:
+        if not isinstance(cast("object", id), str) or not id:
+            msg = f"Session id must be a non-empty str, got {id!r}."
+            raise TypeError(msg)
+        self.id = id
+        self.user_id = user_id
+        self.state: dict[str, object] = dict(state or {})
+        self.turn = turn
+        self.agent_id = agent_id
+        self.metadata: dict[str, object] = dict(metadata or {})
+        self.values: dict[str, object] = dict(values or {})
+        self.scope = scope
+        self.results: list[ToolResult] = list(results)
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (
+            f"Session(id={self.id!r}, user_id={self.user_id!r}, "
+            f"turn={self.turn}, state_keys={sorted(self.state)!r}, "
+            f"results={len(self.results)})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Session):
+            return NotImplemented
+        return (
+            self.id == other.id
+            and self.user_id == other.user_id
+            and self.turn == other.turn
+            and self.agent_id == other.agent_id
+            and self.state == other.state
+            and self.metadata == other.metadata
+            and self.values == other.values
+            and self.results == other.results
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def next_turn(self) -> int:
+        """Start the next turn: increment ``turn``, clear ``results``.
+
+        .. versionadded:: 0.1.0
+        """
+        with self._lock:
+            self.turn += 1
+            self.results.clear()
+            return self.turn
+
+    def context(self, **changes: Any) -> ExecutionContext:
+        """Return a template context for the next call of this session.
+
+        .. versionadded:: 0.1.0
+        """
+        with self._lock:
+            base: dict[str, Any] = {
+                "session_id": self.id,
+                "user_id": self.user_id,
+                "turn": self.turn,
+                "agent_id": self.agent_id,
+                "metadata": self.metadata,
+                "values": self.values,
+                "state": self.state,
+                "prior_results": tuple(self.results),
+                "scope": self.scope,
+            }
+        base.update(changes)
+        return ExecutionContext(**base)
+
+    def record(self, result: ToolResult) -> None:
+        """Append *result* to this turn and apply its state changes.
+
+        A failed call (``is_error``) changes no state.
+
+        .. versionadded:: 0.1.0
+        """
+        with self._lock:
+            self.results.append(result)
+            if not result.is_error and result.state_changes:
+                self.state.update(result.state_changes)

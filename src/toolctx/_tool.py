@@ -1,0 +1,307 @@
+"""``@tool``: a typed function becomes a tool with schema and validator."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+import typing
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Generic, TypeVar, cast, final, overload
+
+from typing_extensions import ParamSpec
+
+from toolctx._context import ExecutionContext
+from toolctx._current import get_current
+from toolctx._keys import MISSING
+from toolctx._params import Param
+from toolctx._records import ToolDefinition
+from toolctx.exceptions import (
+    InvalidToolNameError,
+    NoExecutionContextError,
+    SchemaError,
+)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def check_tool_name(name: object) -> str:
+    """Return *name* if providers accept it; else InvalidToolNameError."""
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name):
+        msg = (
+            f"Invalid tool name {name!r}: providers accept 1-64 characters "
+            "from a-z, A-Z, 0-9, '_' and '-'. Pass a valid one with "
+            "@tool(name=...)."
+        )
+        raise InvalidToolNameError(msg)
+    return name
+
+
+@final
+class FunctionTool(Generic[P, R]):
+    """A tool made from a function by :func:`tool`.
+
+    Still callable exactly like the function (same signature for mypy),
+    with ``__wrapped__``, ``__name__`` and ``__doc__`` kept. As a
+    :class:`~toolctx.Tool` it offers ``definition()`` (name, description
+    and a JSON Schema derived from the type hints and docstring) and
+    ``execute(args)`` (validate the model's arguments strictly, call the
+    function, return JSON-safe output).
+
+    Attributes:
+        fn: The decorated function.
+        name: The tool's name.
+        description: The description the model sees.
+        is_async: Whether ``fn`` is a coroutine function.
+        context_parameters: Names of parameters annotated
+            ``ExecutionContext``; the dispatcher injects them.
+        requires: Permissions the call needs (see the authorization
+            interceptor).
+        timeout: Seconds before an async dispatch gives up, or None.
+        inline: Run this sync tool on the event loop under ``adispatch``
+            instead of a worker thread (only for cheap, non-blocking code).
+
+    .. versionadded:: 0.1.0
+    """
+
+    __wrapped__: Callable[P, R]
+
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        requires: Iterable[str] = (),
+        timeout: float | None = None,
+        inline: bool = False,
+    ) -> None:
+        from toolctx._arguments import ArgumentStructurer
+        from toolctx._docstrings import parse_docstring
+        from toolctx._schema import parameters_schema
+
+        if not callable(cast("object", fn)):
+            msg = f"@tool needs a function, got {type(fn).__name__}."
+            raise TypeError(msg)
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.name = check_tool_name(
+            name if name is not None else getattr(fn, "__name__", None)
+        )
+        self.is_async = inspect.iscoroutinefunction(fn)
+        if timeout is not None and not timeout > 0:
+            msg = f"timeout must be positive seconds, got {timeout!r}."
+            raise ValueError(msg)
+        self.timeout = timeout
+        self.inline = inline
+        self.requires = frozenset(requires)
+        owner = getattr(fn, "__qualname__", self.name)
+        doc = parse_docstring(inspect.getdoc(fn))
+        self.description = (
+            description if description is not None else doc.summary
+        )
+        params, ctx_params = _parameters(fn, owner, doc.params)
+        self.context_parameters = ctx_params
+        self._params = tuple(params)
+        self._definition = ToolDefinition(
+            name=self.name,
+            description=self.description,
+            parameters=parameters_schema(params, owner=owner),
+        )
+        self._structurer = ArgumentStructurer(params)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Call the function directly, exactly as if undecorated."""
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<toolctx.FunctionTool {self.name!r} of {self.fn!r}>"
+
+    def definition(self) -> ToolDefinition:
+        """Return the tool's definition (computed once, at decoration).
+
+        .. versionadded:: 0.1.0
+        """
+        return self._definition
+
+    def structure_arguments(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate *args* and return the keyword arguments for ``fn``.
+
+        Raises:
+            ToolArgumentsError: Every wrong, missing or unknown argument.
+
+        .. versionadded:: 0.1.0
+        """
+        try:
+            return self._structurer.structure(args)
+        except Exception as exc:  # noqa: BLE001 - reported as SchemaError
+            from toolctx.exceptions import ToolArgumentsError
+
+            if isinstance(exc, ToolArgumentsError):
+                raise exc.with_tool_name(self.name) from None
+            raise
+
+    def execute(self, args: Mapping[str, Any]) -> Any:
+        """Validate *args*, call the function, return JSON-safe output.
+
+        Parameters annotated ``ExecutionContext`` receive the bound
+        context. For an ``async def`` function this returns an awaitable.
+
+        Raises:
+            ToolArgumentsError: The arguments do not fit the parameters.
+            NoExecutionContextError: The function declares an
+                ``ExecutionContext`` parameter and no context is bound.
+
+        .. versionadded:: 0.1.0
+        """
+        from toolctx._arguments import unstructure_output
+
+        kwargs = self.structure_arguments(args)
+        if self.context_parameters:
+            ctx = get_current()
+            if ctx is None:
+                raise NoExecutionContextError
+            for pname in self.context_parameters:
+                kwargs[pname] = ctx
+        fn: Callable[..., Any] = self.fn
+        if self.is_async:
+            return _unstructure_later(fn(**kwargs))
+        return unstructure_output(fn(**kwargs))
+
+
+async def _unstructure_later(awaitable: Any) -> Any:
+    from toolctx._arguments import unstructure_output
+
+    return unstructure_output(await awaitable)
+
+
+def _is_context_hint(hint: object) -> bool:
+    if hint is ExecutionContext:
+        return True
+    if typing.get_origin(hint) is typing.Annotated:
+        return typing.get_args(hint)[0] is ExecutionContext
+    return False
+
+
+def _parameters(
+    fn: Callable[..., Any], owner: str, docs: Mapping[str, str]
+) -> tuple[list[Param], tuple[str, ...]]:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        msg = f"Cannot read the signature of {owner}: {exc}"
+        raise SchemaError(msg, function=owner) from None
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:
+        msg = (
+            f"Cannot resolve the type hints of {owner}: "
+            f"{type(exc).__name__}: {exc}. Make every annotation importable "
+            "at module level."
+        )
+        raise SchemaError(msg, function=owner) from None
+    params: list[Param] = []
+    ctx_params: list[str] = []
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY):
+            kind = {
+                p.VAR_POSITIONAL: "*args",
+                p.VAR_KEYWORD: "**kwargs",
+                p.POSITIONAL_ONLY: "positional-only",
+            }[p.kind]
+            msg = (
+                f"Cannot use parameter {p.name!r} of {owner} in a tool: "
+                f"{kind} parameters have no JSON name. Declare every "
+                "parameter as a normal or keyword-only one."
+            )
+            raise SchemaError(msg, function=owner, parameter=p.name)
+        if p.name not in hints:
+            msg = (
+                f"Cannot build a schema for parameter {p.name!r} of {owner}: "
+                "it has no type annotation. Annotate it, e.g. "
+                f"`{p.name}: str`."
+            )
+            raise SchemaError(msg, function=owner, parameter=p.name)
+        hint = hints[p.name]
+        if _is_context_hint(hint):
+            ctx_params.append(p.name)
+            continue
+        default = MISSING if p.default is p.empty else p.default
+        params.append(Param(p.name, hint, default, docs.get(p.name)))
+    return params, tuple(ctx_params)
+
+
+@overload
+def tool(fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires: Iterable[str] = (),
+    timeout: float | None = None,
+    inline: bool = False,
+) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
+def tool(
+    fn: Callable[P, R] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires: Iterable[str] = (),
+    timeout: float | None = None,
+    inline: bool = False,
+) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
+    """Make a tool from a sync or async function, bare or with options.
+
+    The JSON Schema comes from the type hints (``Annotated[T, "text"]``
+    adds a description) and the docstring (Google, NumPy or reST parameter
+    descriptions); the first docstring paragraphs become the description.
+    A parameter annotated ``ExecutionContext`` is injected by the
+    dispatcher and never appears in the schema.
+
+    Args:
+        fn: The function (when used bare, as ``@tool``).
+        name: The tool's name; defaults to the function's ``__name__``.
+        description: Overrides the docstring's description.
+        requires: Permissions a call needs, for the authorization
+            interceptor.
+        timeout: Seconds an ``adispatch`` of this tool may take.
+        inline: Run a sync tool on the event loop under ``adispatch``
+            instead of a worker thread. Only for cheap, non-blocking code.
+
+    Raises:
+        SchemaError: A hint cannot become JSON Schema; names the parameter.
+        InvalidToolNameError: The name breaks ``^[a-zA-Z0-9_-]{1,64}$``.
+
+    Example:
+        >>> @tool
+        ... def add(a: int, b: int) -> int:
+        ...     '''Add two integers.'''
+        ...     return a + b
+        >>> add(1, 2)
+        3
+        >>> add.definition().parameters["required"]
+        ['a', 'b']
+
+    .. versionadded:: 0.1.0
+    """
+
+    def decorate(f: Callable[P, R]) -> FunctionTool[P, R]:
+        return FunctionTool(
+            f,
+            name=name,
+            description=description,
+            requires=requires,
+            timeout=timeout,
+            inline=inline,
+        )
+
+    if fn is not None:
+        return decorate(fn)
+    return decorate

@@ -1,0 +1,31 @@
+"""Shared fixtures: every test must leave no context bound."""
+
+from __future__ import annotations
+
+import os
+
+from collections.abc import Iterator
+
+import pytest
+
+from hypothesis import HealthCheck, settings
+
+from toolctx import current_context
+
+
+settings.register_profile(
+    "ci",
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", max_examples=30, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _no_context_leaks() -> Iterator[None]:
+    """Fail any test that leaves an ExecutionContext bound."""
+    assert current_context() is None, "a context was bound before the test"
+    yield
+    assert current_context() is None, "the test left a context bound"

@@ -1,0 +1,70 @@
+"""Typing cases: @tool keeps the function's signature; results are typed."""
+
+from __future__ import annotations
+
+from typing_extensions import assert_type
+
+from toolctx import (
+    Dispatcher,
+    FunctionTool,
+    Registry,
+    ToolCall,
+    ToolDefinition,
+    ToolResult,
+    tool,
+)
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add."""
+    return a + b
+
+
+@tool(name="greeter", description="Greets.")
+async def greet(name: str, *, excited: bool = False) -> str:
+    """Greet."""
+    return name + ("!" if excited else "")
+
+
+assert_type(add(1, 2), int)
+assert_type(add.definition(), ToolDefinition)
+assert_type(add.name, str)
+
+
+async def use_greet() -> None:
+    assert_type(await greet("ada", excited=True), str)
+
+
+registry = Registry()
+
+
+@registry.tool
+def ping() -> str:
+    """Ping."""
+    return "pong"
+
+
+@registry.tool(name="pong2")
+def pong() -> bool:
+    """Pong."""
+    return True
+
+
+assert_type(ping, FunctionTool[[], str])
+assert_type(ping(), str)
+assert_type(pong(), bool)
+
+dispatcher = Dispatcher(registry)
+result = dispatcher.dispatch(ToolCall("ping", "{}"))
+assert_type(result, ToolResult)
+assert_type(result.is_error, bool)
+assert_type(result.error, str | None)
+assert_type(dispatcher.dispatch_all([ToolCall("ping")]), list[ToolResult])
+
+
+async def use_async() -> None:
+    assert_type(await dispatcher.adispatch(ToolCall("ping")), ToolResult)
+    assert_type(
+        await dispatcher.adispatch_all([ToolCall("ping")]), list[ToolResult]
+    )
