@@ -20,7 +20,12 @@ from toolctx._current import (
 from toolctx._dispatch import Dispatcher
 from toolctx._keys import ContextKey
 from toolctx._protocols import Interceptor, Tool
-from toolctx._records import ToolCall, ToolDefinition, ToolResult
+from toolctx._records import (
+    ToolCall,
+    ToolChunk,
+    ToolDefinition,
+    ToolResult,
+)
 from toolctx._registry import Registry
 from toolctx._session import Session
 from toolctx._tool import FunctionTool, tool
@@ -63,6 +68,7 @@ __all__ = [
     "Tool",
     "ToolArgumentsError",
     "ToolCall",
+    "ToolChunk",
     "ToolDefinition",
     "ToolDenied",
     "ToolResult",

@@ -115,3 +115,90 @@ class ToolResult:
         .. versionadded:: 0.1.0
         """
         return self.error if self.is_error else self.output
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ToolChunk:
+    """One piece of partial output from a streaming tool.
+
+    :meth:`Dispatcher.stream` and :meth:`Dispatcher.astream` yield these
+    while a generator tool runs, then the final :class:`ToolResult`.
+
+    Attributes:
+        name: The tool's name.
+        call_id: The model's call id.
+        invocation_id: The invocation the chunk belongs to.
+        index: 0 for the first chunk, then 1, 2, ...
+        data: The yielded value as JSON-safe data.
+
+    .. versionadded:: 0.1.0
+    """
+
+    name: str
+    call_id: str | None = None
+    invocation_id: str = ""
+    index: int = 0
+    data: Any = None
+
+
+def _result_slot(name: str) -> Any:
+    return ToolResult.__dict__[name].__set__
+
+
+_new_result = object.__new__
+_set_name = _result_slot("name")
+_set_call_id = _result_slot("call_id")
+_set_invocation_id = _result_slot("invocation_id")
+_set_output = _result_slot("output")
+_set_is_error = _result_slot("is_error")
+_set_error = _result_slot("error")
+_set_exception = _result_slot("exception")
+_set_metadata = _result_slot("metadata")
+_set_state_changes = _result_slot("state_changes")
+_set_duration_ns = _result_slot("duration_ns")
+if [f.name for f in attrs.fields(ToolResult)] != [
+    "name",
+    "call_id",
+    "invocation_id",
+    "output",
+    "is_error",
+    "error",
+    "exception",
+    "metadata",
+    "state_changes",
+    "duration_ns",
+]:  # pragma: no cover - guards new_result against new fields
+    msg = "new_result() must set every ToolResult field."
+    raise AssertionError(msg)
+
+
+def new_result(  # noqa: PLR0917 - hot path, positional on purpose
+    name: str,
+    call_id: str | None,
+    invocation_id: str,
+    output: Any,
+    is_error: bool,
+    error: str | None,
+    exception: BaseException | None,
+    metadata: Mapping[str, Any],
+    state_changes: Mapping[str, Any],
+    duration_ns: int,
+) -> ToolResult:
+    """Build a ToolResult from already-frozen parts, skipping ``__init__``.
+
+    The dispatcher makes one per call; this costs half of the generated
+    frozen ``__init__``. Callers pass read-only mappings.
+    """
+    result: ToolResult = _new_result(ToolResult)
+    _set_name(result, name)
+    _set_call_id(result, call_id)
+    _set_invocation_id(result, invocation_id)
+    _set_output(result, output)
+    _set_is_error(result, is_error)
+    _set_error(result, error)
+    _set_exception(result, exception)
+    _set_metadata(result, metadata)
+    _set_state_changes(result, state_changes)
+    _set_duration_ns(result, duration_ns)
+    return result

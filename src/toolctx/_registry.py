@@ -22,23 +22,47 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+SYNC = 0
+"""``ToolEntry.mode``: a plain function or ``execute``."""
+ASYNC = 1
+"""``ToolEntry.mode``: a coroutine function."""
+STREAM = 2
+"""``ToolEntry.mode``: a generator function (streaming tool)."""
+ASYNC_STREAM = 3
+"""``ToolEntry.mode``: an async generator function (streaming tool)."""
+
+
+def _mode(fn: Callable[..., Any]) -> int:
+    if inspect.iscoroutinefunction(fn):
+        return ASYNC
+    if inspect.isasyncgenfunction(fn):
+        return ASYNC_STREAM
+    if inspect.isgeneratorfunction(fn):
+        return STREAM
+    return SYNC
+
+
 @final
 class ToolEntry:
     """What the registry knows of one tool, computed once at registration."""
 
-    __slots__ = ("definition", "execute_is_async", "function_tool", "tool")
+    __slots__ = (
+        "definition",
+        "function_tool",
+        "inline",
+        "mode",
+        "timeout",
+        "tool",
+    )
 
     def __init__(self, tool: Tool, definition: ToolDefinition) -> None:
         self.tool = tool
         self.definition = definition
-        self.function_tool: FunctionTool[Any, Any] | None = (
-            tool if isinstance(tool, FunctionTool) else None
-        )
-        self.execute_is_async = (
-            tool.is_async
-            if isinstance(tool, FunctionTool)
-            else inspect.iscoroutinefunction(tool.execute)
-        )
+        ft = tool if isinstance(tool, FunctionTool) else None
+        self.function_tool: FunctionTool[Any, Any] | None = ft
+        self.mode = _mode(ft.fn if ft is not None else tool.execute)
+        self.timeout: float | None = ft.timeout if ft is not None else None
+        self.inline: bool = ft.inline if ft is not None else False
 
 
 @final

@@ -58,6 +58,9 @@ class FunctionTool(Generic[P, R]):
         name: The tool's name.
         description: The description the model sees.
         is_async: Whether ``fn`` is a coroutine function.
+        is_stream: Whether ``fn`` is a generator function: a streaming
+            tool whose yields are partial output.
+        is_async_stream: Whether ``fn`` is an async generator function.
         context_parameters: Names of parameters annotated
             ``ExecutionContext``; the dispatcher injects them.
         requires: Permissions the call needs (see the authorization
@@ -94,6 +97,8 @@ class FunctionTool(Generic[P, R]):
             name if name is not None else getattr(fn, "__name__", None)
         )
         self.is_async = inspect.iscoroutinefunction(fn)
+        self.is_stream = inspect.isgeneratorfunction(fn)
+        self.is_async_stream = inspect.isasyncgenfunction(fn)
         if timeout is not None and not timeout > 0:
             msg = f"timeout must be positive seconds, got {timeout!r}."
             raise ValueError(msg)

@@ -1,0 +1,312 @@
+"""The steps of one call that every dispatch path shares.
+
+Decoding the model's arguments, turning failures into model-readable
+messages, and building results. Kept free of control flow so that the
+sync, async and streaming paths in ``_dispatch`` read top to bottom.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import json.scanner
+
+from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping
+from time import perf_counter_ns
+from typing import Any, NoReturn
+
+from toolctx._arguments import unstructure_output
+from toolctx._context import ExecutionContext
+from toolctx._frozen import freeze_mapping
+from toolctx._records import ToolCall, ToolResult, new_result
+from toolctx._registry import ToolEntry
+from toolctx.exceptions import ToolArgumentsError, ToolctxError, ToolDenied
+
+
+NO_CHANGES: Mapping[str, Any] = freeze_mapping({}, "ToolResult.state_changes")
+NO_METADATA: Mapping[str, Any] = freeze_mapping({}, "ToolResult.metadata")
+
+
+class Failure(Exception):  # noqa: N818 - internal control flow
+    """A tool-level failure that becomes an error result."""
+
+    def __init__(
+        self, message: str, exception: BaseException | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exception = exception
+
+
+class ToolTimeoutError(ToolctxError, TimeoutError):
+    """A call ran past its timeout (becomes an error result).
+
+    .. versionadded:: 0.1.0
+    """
+
+
+# -- arguments -------------------------------------------------------------
+
+
+def _no_constant(name: str) -> NoReturn:
+    msg = f"{name} is not valid JSON; send numbers as finite decimals"
+    raise ValueError(msg)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+_scan = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]
+_decode_text = _DECODER.decode
+
+
+def decode_arguments(call: ToolCall, entry: ToolEntry) -> dict[str, Any]:
+    """Return the call's arguments as a dict, or raise :class:`Failure`.
+
+    ``None``, empty text and JSON ``null`` mean ``{}``. JSON text is parsed
+    with a scanner fast path (the common compact object) that falls back
+    to the full decoder for anything unusual; ``NaN`` and ``Infinity`` are
+    refused, as JSON does.
+    """
+    raw = call.arguments
+    kind = type(raw)
+    if kind is str or kind is bytes:
+        try:
+            text: str = raw if kind is str else raw.decode()  # type: ignore[union-attr,assignment]
+            try:
+                data, end = _scan(text, 0)
+                if end != len(text):
+                    data = _decode_text(text)
+            except StopIteration:
+                if not text.strip():
+                    return {}
+                data = _decode_text(text)
+        except (ValueError, RecursionError) as exc:
+            raise Failure(
+                f"The arguments for tool {call.name!r} are not valid JSON "
+                f"({_short(exc)}). Send one JSON object"
+                f"{_expected_keys(entry)}.",
+                exc,
+            ) from None
+    elif raw is None:
+        return {}
+    else:
+        data = raw
+    if type(data) is dict:
+        return data
+    if data is None:
+        return {}
+    if isinstance(data, Mapping):
+        return dict(data)
+    raise Failure(
+        f"The arguments for tool {call.name!r} must be a JSON object"
+        f"{_expected_keys(entry)}, got {_json_kind(data)}."
+    )
+
+
+def _expected_keys(entry: ToolEntry) -> str:
+    props = entry.definition.parameters.get("properties") or {}
+    if not props:
+        return " (this tool takes no arguments: send {})"
+    return " with the keys " + ", ".join(props)
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    return f"a {type(value).__name__}"
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 200 else text[:197] + "..."  # noqa: PLR2004
+
+
+def prepare(
+    call: ToolCall, entry: ToolEntry, ctx: ExecutionContext
+) -> tuple[Any, Any]:
+    """Decode and validate; return ``(fn, kwargs)`` or ``(execute, args)``.
+
+    For a :class:`FunctionTool` the second item is a dict of keyword
+    arguments (context parameters injected); for any other tool it is the
+    decoded arguments mapping, passed as one positional argument.
+    """
+    args = decode_arguments(call, entry)
+    ft = entry.function_tool
+    if ft is None:
+        return entry.tool.execute, args
+    try:
+        kwargs = ft._structurer.structure(args)  # noqa: SLF001
+    except ToolArgumentsError as exc:
+        named = exc.with_tool_name(call.name)
+        raise Failure(str(named), named) from None
+    for name in ft.context_parameters:
+        kwargs[name] = ctx
+    return ft.fn, kwargs
+
+
+def invoke(entry: ToolEntry, fn: Any, args: Any) -> Any:
+    """Call the tool body with what :func:`prepare` returned."""
+    if entry.function_tool is not None:
+        return fn(**args)
+    return fn(args)
+
+
+# -- failures ----------------------------------------------------------------
+
+
+def unknown_tool(call: ToolCall, names: list[str]) -> Failure:
+    """The failure for a name that is not registered."""
+    if not names:
+        return Failure(f"Unknown tool {call.name!r}. No tools are available.")
+    shown = ", ".join(names[:30])
+    more = f" and {len(names) - 30} more" if len(names) > 30 else ""  # noqa: PLR2004
+    return Failure(
+        f"Unknown tool {call.name!r}. Available tools: {shown}{more}. "
+        "Call one of them by its exact name."
+    )
+
+
+def denied(call: ToolCall, exc: ToolDenied) -> Failure:
+    """The failure for an interceptor's denial."""
+    return Failure(f"Call to tool {call.name!r} was denied: {exc.reason}", exc)
+
+
+def tool_failure(call: ToolCall, exc: Exception, *, detail: bool) -> Failure:
+    """The failure for an exception raised while the tool ran."""
+    if isinstance(exc, ToolArgumentsError):
+        return Failure(str(exc.with_tool_name(call.name)), exc)
+    if isinstance(exc, ToolDenied):
+        return denied(call, exc)
+    if isinstance(exc, ToolTimeoutError):
+        return Failure(str(exc), exc)
+    if not detail:
+        return Failure(f"Tool {call.name!r} failed.", exc)
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return Failure(f"Tool {call.name!r} failed: {text}", exc)
+
+
+def cancelled(call: ToolCall) -> Failure:
+    """The failure recorded when a consumer closes a stream early."""
+    return Failure(
+        f"The stream of tool {call.name!r} was closed before it finished."
+    )
+
+
+def check_no_loop(entry: ToolEntry) -> None:
+    """Refuse to run an async tool from sync code inside a running loop."""
+    if asyncio.events._get_running_loop() is not None:  # noqa: SLF001
+        msg = (
+            f"Tool {entry.definition.name!r} is async and an event loop is "
+            "running in this thread: use `await dispatcher.adispatch(call, "
+            "context)` instead of dispatch()."
+        )
+        raise ToolctxError(msg)
+
+
+# -- results -----------------------------------------------------------------
+
+
+def ok_result(
+    call: ToolCall, ctx: ExecutionContext, output: Any, start: int
+) -> ToolResult:
+    """A successful result carrying what the call published."""
+    rec = ctx._recorder  # noqa: SLF001
+    metadata = NO_METADATA
+    changes = NO_CHANGES
+    if rec is not None:
+        if rec.metadata is not None:
+            metadata = freeze_mapping(
+                rec.metadata, "ToolResult.metadata", deep=False
+            )
+        if rec.state_changes is not None:
+            changes = freeze_mapping(
+                rec.state_changes, "ToolResult.state_changes", deep=False
+            )
+    return new_result(
+        call.name,
+        call.id,
+        ctx.invocation_id,
+        output,
+        False,  # noqa: FBT003
+        None,
+        None,
+        metadata,
+        changes,
+        perf_counter_ns() - start,
+    )
+
+
+def error_result(
+    call: ToolCall,
+    ctx: ExecutionContext,
+    failure: Failure,
+    start: int,
+    output: Any = None,
+) -> ToolResult:
+    """An error result; published metadata kept, state changes dropped."""
+    rec = ctx._recorder  # noqa: SLF001
+    metadata = NO_METADATA
+    if rec is not None and rec.metadata is not None:
+        metadata = freeze_mapping(
+            rec.metadata, "ToolResult.metadata", deep=False
+        )
+    return ToolResult(
+        name=call.name,
+        call_id=call.id,
+        invocation_id=ctx.invocation_id,
+        output=output,
+        is_error=True,
+        error=failure.message,
+        exception=failure.exception,
+        metadata=metadata,
+        duration_ns=perf_counter_ns() - start,
+    )
+
+
+# -- awaiting --------------------------------------------------------------
+
+
+async def await_value(value: Awaitable[Any]) -> Any:
+    """Await *value* (lets ``asyncio.run`` take any awaitable)."""
+    return await value
+
+
+async def with_timeout(
+    value: Awaitable[Any], timeout: float, name: str
+) -> Any:
+    """Await *value* for at most *timeout* seconds.
+
+    Raises:
+        ToolTimeoutError: The time ran out; the work was cancelled (a
+            worker thread cannot be stopped and finishes on its own).
+    """
+    task = asyncio.ensure_future(value)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except BaseException:
+        task.cancel()
+        raise
+    if task in done:
+        return task.result()
+    task.cancel()
+    msg = (
+        f"Tool {name!r} timed out after {timeout:g} seconds and was "
+        "cancelled. Try again with a smaller request, or tell the user the "
+        "tool is slow right now."
+    )
+    raise ToolTimeoutError(msg)
+
+
+def collect(gen: Iterator[Any]) -> list[Any]:
+    """Run a sync generator tool to the end; return its chunks as JSON."""
+    return [unstructure_output(item) for item in gen]
+
+
+async def acollect(agen: AsyncIterator[Any]) -> list[Any]:
+    """Run an async generator tool to the end; return its chunks as JSON."""
+    return [unstructure_output(item) async for item in agen]
