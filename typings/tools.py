@@ -9,6 +9,7 @@ from toolctx import (
     FunctionTool,
     Registry,
     ToolCall,
+    ToolChunk,
     ToolDefinition,
     ToolResult,
     tool,
@@ -68,3 +69,13 @@ async def use_async() -> None:
     assert_type(
         await dispatcher.adispatch_all([ToolCall("ping")]), list[ToolResult]
     )
+
+
+def use_stream() -> None:
+    for item in dispatcher.stream(ToolCall("ping")):
+        assert_type(item, ToolChunk | ToolResult)
+
+
+async def use_astream() -> None:
+    async for item in dispatcher.astream(ToolCall("ping")):
+        assert_type(item, ToolChunk | ToolResult)
