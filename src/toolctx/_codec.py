@@ -107,7 +107,9 @@ def _field(data: Mapping[str, Any], name: str, kind: type, what: str) -> Any:
 
 
 def _mapping(data: Mapping[str, Any], name: str, what: str) -> dict[str, Any]:
-    value = data.get(name) or {}
+    value = data.get(name)
+    if value is None:
+        return {}
     if not isinstance(value, Mapping):
         msg = f"{what} field {name!r} must be an object, got {value!r}."
         raise ContextDataError(msg)
@@ -140,7 +142,9 @@ def context_from_dict(
         except ToolArgumentsError as exc:
             msg = f"Typed value {name!r} does not fit its key: {exc}"
             raise ContextDataError(msg) from None
-    results = data.get("prior_results") or []
+    results = data.get("prior_results")
+    if results is None:
+        results = []
     if not isinstance(results, list):
         msg = f"{what} field 'prior_results' must be a list."
         raise ContextDataError(msg)
