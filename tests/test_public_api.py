@@ -61,9 +61,12 @@ class TestPublicAPI:
         assert public == set(toolctx.__all__)
 
     def test_every_public_name_is_documented(self) -> None:
-        """Every public name has a docstring with a versionadded note."""
+        """Every public class and function has a versionadded docstring."""
         for name in toolctx.__all__:
-            doc = getattr(toolctx, name).__doc__ or ""
+            obj = getattr(toolctx, name)
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue  # type aliases and constants are documented in text
+            doc = obj.__doc__ or ""
             assert doc.strip(), name
             assert "versionadded" in doc, name
 

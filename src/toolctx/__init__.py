@@ -18,7 +18,22 @@ from toolctx._current import (
     use_context,
 )
 from toolctx._dispatch import Dispatcher
+from toolctx._interceptors import (
+    PERMISSIONS,
+    AuditLog,
+    AuditOutcome,
+    AuditRecord,
+    AuditSink,
+    Authorization,
+    GrantedPermissions,
+    JsonLinesAuditSink,
+    LoggerAuditSink,
+    MemoryAuditSink,
+    PermissionDenied,
+    required_permissions,
+)
 from toolctx._keys import ContextKey
+from toolctx._logging import CONTEXT_LOG_FIELDS, ContextLogFilter
 from toolctx._protocols import Interceptor, Tool
 from toolctx._records import (
     ToolCall,
@@ -49,18 +64,31 @@ from toolctx.exceptions import (
 
 __all__ = [
     "ArgumentError",
+    "AuditLog",
+    "AuditOutcome",
+    "AuditRecord",
+    "AuditSink",
+    "Authorization",
+    "CONTEXT_LOG_FIELDS",
     "ContextDataError",
     "ContextKey",
     "ContextKeyConflictError",
+    "ContextLogFilter",
     "ContextValueTypeError",
     "Dispatcher",
     "DuplicateToolError",
     "ExecutionContext",
     "FunctionTool",
+    "GrantedPermissions",
     "Interceptor",
     "InvalidToolNameError",
+    "JsonLinesAuditSink",
+    "LoggerAuditSink",
+    "MemoryAuditSink",
     "MissingContextValueError",
     "NoExecutionContextError",
+    "PERMISSIONS",
+    "PermissionDenied",
     "Registry",
     "SchemaError",
     "ScopeError",
@@ -77,6 +105,7 @@ __all__ = [
     "current_context",
     "execution_context",
     "publish",
+    "required_permissions",
     "set_state",
     "tool",
     "use_context",

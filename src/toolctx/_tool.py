@@ -104,6 +104,12 @@ class FunctionTool(Generic[P, R]):
             raise ValueError(msg)
         self.timeout = timeout
         self.inline = inline
+        if isinstance(requires, str):
+            msg = (
+                f"requires= takes a list of permissions, got the string "
+                f"{requires!r}; write requires=[{requires!r}]."
+            )
+            raise TypeError(msg)
         self.requires = frozenset(requires)
         owner = getattr(fn, "__qualname__", self.name)
         doc = parse_docstring(inspect.getdoc(fn))

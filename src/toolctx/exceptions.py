@@ -17,6 +17,7 @@ builtin base so that code written against the builtin keeps working::
     ├── SchemaError                    (also TypeError)
     ├── ToolArgumentsError             (also ValueError)
     └── ToolDenied
+        └── PermissionDenied           (toolctx.Authorization)
 
 Tool-level failures (an unknown tool, bad arguments, a denial, the tool
 raising) never escape :meth:`toolctx.Dispatcher.dispatch`: they become
