@@ -63,13 +63,14 @@ from toolctx.exceptions import (
 
 
 __all__ = [
+    "CONTEXT_LOG_FIELDS",
+    "PERMISSIONS",
     "ArgumentError",
     "AuditLog",
     "AuditOutcome",
     "AuditRecord",
     "AuditSink",
     "Authorization",
-    "CONTEXT_LOG_FIELDS",
     "ContextDataError",
     "ContextKey",
     "ContextKeyConflictError",
@@ -87,7 +88,6 @@ __all__ = [
     "MemoryAuditSink",
     "MissingContextValueError",
     "NoExecutionContextError",
-    "PERMISSIONS",
     "PermissionDenied",
     "Registry",
     "SchemaError",

@@ -24,16 +24,14 @@ import collections.abc as cabc
 
 from typing import TYPE_CHECKING, Any, Final, TypeVar, final
 
-import typing_extensions
-
 from cattrs.preconf.json import JsonConverter, configure_converter
 
 from toolctx._strict_hooks import (
     StrictHooks,
     configure,
     describe,
-    problems_of,
     literal_values,
+    problems_of,
     render_path,
     show_value,
     union_members,
@@ -89,7 +87,7 @@ class _StrictConverter(JsonConverter):
             return super().structure(obj, cl)
         except SchemaError:
             raise
-        except Exception as exc:  # noqa: BLE001 - becomes the documented error
+        except Exception as exc:  # noqa: BLE001 - reported
             raise ToolArgumentsError(
                 _argument_errors(problems_of(exc))
             ) from None
@@ -228,7 +226,7 @@ class ArgumentStructurer:
             return self._structure(args)
         except ToolArgumentsError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a broken Mapping, recursion
+        except Exception as exc:  # noqa: BLE001 - reported
             detail = str(exc) or type(exc).__name__
             raise ToolArgumentsError(
                 [ArgumentError("", f"invalid arguments ({detail})")]
@@ -237,7 +235,8 @@ class ArgumentStructurer:
     def _structure(self, args: object) -> dict[str, object]:
         """The full path: run every hook, collect every problem."""
         if not isinstance(args, cabc.Mapping):
-            msg = f"expected an object of arguments, got {show_value(args, None)}"
+            got = show_value(args, None)
+            msg = f"expected an object of arguments, got {got}"
             raise ToolArgumentsError([ArgumentError("", msg)])
         out: dict[str, object] = {}
         errors: list[ArgumentError] = []
@@ -351,7 +350,7 @@ def structure_value(data: object, tp: object) -> object:
     hook = _HOOKS.hook_for(tp)
     try:
         return hook(data, unwrap(tp))
-    except Exception as exc:  # noqa: BLE001 - becomes the documented error
+    except Exception as exc:  # noqa: BLE001 - reported
         raise ToolArgumentsError(_argument_errors(problems_of(exc))) from None
 
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 import itertools
 import os
 
+from collections.abc import Callable
+from typing import Any
 
-_state: list[object] = []
+
+_state: list[Any] = []
 
 
 # Starting at 2**60 keeps every counter at exactly 16 hex digits, so
@@ -30,5 +33,7 @@ if hasattr(os, "register_at_fork"):
 
 def new_invocation_id() -> str:
     """Return a fresh invocation id (32 lowercase hex digits)."""
+    prefix: str
+    counter: Callable[[], int]
     prefix, counter = _state
-    return prefix + hex(counter())[2:]  # type: ignore[operator]  # noqa: FURB116
+    return prefix + hex(counter())[2:]  # noqa: FURB116 - 2x faster here

@@ -71,6 +71,7 @@ ALL_KINDS: Final = frozenset(
     {_STRING, _NUMBER, _BOOLEAN, _NULL, _ARRAY, _OBJECT}
 )
 _MAX_SHOWN: Final = 60
+_MAX_BITS: Final = 128  # larger integers are not shown in messages
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
@@ -269,7 +270,7 @@ def _clip(text: str) -> str:
 def _show_number(value: float) -> str:
     """A number as JSON writes it (or close: NaN and infinities)."""
     if isinstance(value, int):
-        if value.bit_length() > 128:  # noqa: PLR2004 - keep messages short
+        if value.bit_length() > _MAX_BITS:
             return "a very large integer"
         return str(int(value))
     if math.isnan(value):
@@ -324,7 +325,7 @@ def _options_desc(values: list[object]) -> Desc:
     return Desc(kinds, text, "repr" if _STRING in kinds else None)
 
 
-def describe(tp: Any) -> Desc:
+def describe(tp: Any) -> Desc:  # noqa: C901
     """How the type expression *tp* reads in messages (never raises)."""
     tp = unwrap(tp)
     try:
@@ -387,8 +388,11 @@ def unwrap(tp: Any) -> Any:
 
 
 def _cache_key(tp: Any) -> object:
-    """A key telling apart what ``==`` does not: ``int | float`` from
-    ``float | int``, ``Literal[1]`` from ``Literal[True]``."""
+    """A cache key for *tp* that keeps what ``==`` on types ignores.
+
+    ``int | float == float | int`` and ``Literal[1] == Literal[True]``
+    hold for typing, yet their hooks differ.
+    """
     args = typing_extensions.get_args(tp)
     if not args:
         return (type(tp), tp)
@@ -736,7 +740,7 @@ class StrictHooks:
             self._session.clear()
         return hook
 
-    def _build(self, tp: Any) -> Hook:  # noqa: C901, PLR0911
+    def _build(self, tp: Any) -> Hook:  # noqa: C901
         """Build the hook of the unwrapped type *tp*."""
         try:
             scalar = _SCALAR_HOOKS.get(tp)
@@ -804,23 +808,23 @@ class StrictHooks:
         return _options_hook(options, describe(tp))
 
     @staticmethod
-    def _enum_hook(cls: type[enum.Enum]) -> Hook:
+    def _enum_hook(enum_cls: type[enum.Enum]) -> Hook:
         """A member, by its value (same equality as ``Literal``)."""
-        if issubclass(cls, enum.Flag):
-            raise unsupported(cls, "Flag enums are not")
+        if issubclass(enum_cls, enum.Flag):
+            raise unsupported(enum_cls, "Flag enums are not")
         options: dict[object, object] = {}
-        for member in cls:
+        for member in enum_cls:
             value = _scalar(member.value)
             if value is _NOT_SCALAR:
                 raise unsupported(
-                    cls,
+                    enum_cls,
                     f"member {member.name} has value {member.value!r}; "
                     f"values must be str, int, float, bool or None",
                 )
             options.setdefault(_option_key(value), member)
-        return _options_hook(options, describe(cls))
+        return _options_hook(options, describe(enum_cls))
 
-    def _generic_hook(  # noqa: C901, PLR0911
+    def _generic_hook(
         self, tp: Any, origin: Any, args: tuple[Any, ...]
     ) -> Hook:
         """Arrays, tuples, sets and string-keyed objects."""
@@ -887,16 +891,12 @@ class StrictHooks:
                 raise _mismatch(desc, value)
             problems: list[Problem] = []
             if len(value) != count:
-                problems.append(
-                    (
-                        (),
-                        f"expected an array of exactly {count} {noun}, got "
-                        f"{len(value)} item{'' if len(value) == 1 else 's'}",
-                    )
-                )
+                got = f"{len(value)} item{'' if len(value) == 1 else 's'}"
+                expected = f"an array of exactly {count} {noun}"
+                problems.append(((), f"expected {expected}, got {got}"))
             out: list[Any] = []
             for index, ((item_hook, item), element) in enumerate(
-                zip(hooks, value)
+                zip(hooks, value, strict=False)
             ):
                 try:
                     out.append(item_hook(element, item))
@@ -924,13 +924,10 @@ class StrictHooks:
             for index, element in enumerate(value):
                 first = seen.setdefault(json_key(element), index)
                 if first != index:
-                    problems.append(
-                        (
-                            (index,),
-                            f"duplicate of item {first} (the items must "
-                            f"be unique)",
-                        )
+                    message = (
+                        f"duplicate of item {first} (items must be unique)"
                     )
+                    problems.append(((index,), message))
                     continue
                 try:
                     out.append(item_hook(element, item))
@@ -981,7 +978,8 @@ class StrictHooks:
         for key, hint in hints.items():
             marked = _required_marker(hint)
             needed = key in required_keys if marked is None else marked
-            fields.append((key, self.hook_for(hint), unwrap(hint), needed))
+            key_hook = self._field_hook(cls, key, hint)
+            fields.append((key, key_hook, unwrap(hint), needed))
         names = frozenset(hints)
         allowed = _allowed(list(hints))
 
@@ -1009,6 +1007,14 @@ class StrictHooks:
 
         return hook
 
+    def _field_hook(self, cls: type, name: str, hint: Any) -> Hook:
+        """The hook of a class field; a SchemaError names the field."""
+        try:
+            return self.hook_for(hint)
+        except SchemaError as exc:
+            msg = f"{exc} (in field {cls.__qualname__}.{name})"
+            raise SchemaError(msg) from exc
+
     def _class_hook(self, cls: type) -> Hook:
         """An attrs class or dataclass, through ``cattrs.gen``.
 
@@ -1020,7 +1026,9 @@ class StrictHooks:
         """
         keys, hints = _class_keys(cls)
         overrides = {
-            name: override(struct_hook=self.hook_for(hints[name]))
+            name: override(
+                struct_hook=self._field_hook(cls, name, hints[name])
+            )
             for name in keys
         }
         options: dict[str, Any] = {
@@ -1068,7 +1076,7 @@ class StrictHooks:
         """The converter's unstructure hook for any type: runtime dispatch."""
         return self.unstructure
 
-    def _unstructure_hook(self, cls: type) -> Unhook:  # noqa: C901, PLR0911
+    def _unstructure_hook(self, cls: type) -> Unhook:  # noqa: C901
         """How to convert instances of exactly *cls*."""
         if issubclass(cls, enum.Enum):
             return lambda v: self.unstructure(v.value)

@@ -21,6 +21,7 @@ from toolctx.exceptions import (
     InvalidToolNameError,
     NoExecutionContextError,
     SchemaError,
+    ToolArgumentsError,
 )
 
 
@@ -150,12 +151,8 @@ class FunctionTool(Generic[P, R]):
         """
         try:
             return self._structurer.structure(args)
-        except Exception as exc:  # noqa: BLE001 - reported as SchemaError
-            from toolctx.exceptions import ToolArgumentsError
-
-            if isinstance(exc, ToolArgumentsError):
-                raise exc.with_tool_name(self.name) from None
-            raise
+        except ToolArgumentsError as exc:
+            raise exc.with_tool_name(self.name) from None
 
     def execute(self, args: Mapping[str, Any]) -> Any:
         """Validate *args*, call the function, return JSON-safe output.
@@ -209,7 +206,7 @@ def _parameters(
         raise SchemaError(msg, function=owner) from None
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - reported as SchemaError
         msg = (
             f"Cannot resolve the type hints of {owner}: "
             f"{type(exc).__name__}: {exc}. Make every annotation importable "

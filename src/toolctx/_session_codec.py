@@ -1,0 +1,211 @@
+"""JSON-safe round trips of sessions: ``session_to_dict``/``from_dict``.
+
+The format is versioned (``"format": "toolctx.session/1"``) and mirrors
+:mod:`toolctx._codec`: ``scope`` is runtime-only and never written; typed
+values are unstructured by their key's type and structured back to it; a
+value whose key this process does not know is kept as
+:class:`~toolctx._keys.RawValue` and written back as it came; this turn's
+results use the ``toolctx.result/1`` format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from toolctx._arguments import (
+    structure_value,
+    unstructure_output,
+    unstructure_value,
+)
+from toolctx._codec import result_from_dict, result_to_dict
+from toolctx._keys import RawValue, known_key, matches, type_name
+from toolctx._session import Session
+from toolctx.exceptions import ContextDataError, ToolArgumentsError
+
+
+__all__ = ["SESSION_FORMAT", "session_from_dict", "session_to_dict"]
+
+SESSION_FORMAT = "toolctx.session/1"
+_WHAT = "Session data"
+
+
+def session_to_dict(session: Session) -> dict[str, Any]:
+    """Return *session* as JSON-safe data; ``scope`` is never written.
+
+    The fields are read under the session's lock, so a session that other
+    threads are updating is written as one consistent snapshot.
+
+    Args:
+        session: The session to serialize.
+
+    Returns:
+        A dict of JSON types (``json.dumps`` accepts it) with
+        ``"format": "toolctx.session/1"``, ``id``, ``user_id``, ``turn``,
+        ``agent_id``, ``state``, ``metadata``, ``values`` and ``results``.
+
+    Raises:
+        ContextDataError: A state, metadata or result entry has no JSON
+            form, or a typed value does not match its key's type.
+
+    Example:
+        >>> data = session_to_dict(Session("s1", state={"n": 1}))
+        >>> data["format"], data["id"], data["state"]
+        ('toolctx.session/1', 's1', {'n': 1})
+
+    .. versionadded:: 0.1.0
+    """
+    with session._lock:  # noqa: SLF001 - one consistent snapshot
+        state = dict(session.state)
+        metadata = dict(session.metadata)
+        values = dict(session.values)
+        results = list(session.results)
+        fields = (session.id, session.user_id, session.turn, session.agent_id)
+    session_id, user_id, turn, agent_id = fields
+    return {
+        "format": SESSION_FORMAT,
+        "id": session_id,
+        "user_id": user_id,
+        "turn": turn,
+        "agent_id": agent_id,
+        "state": _json(state, "the session state"),
+        "metadata": _json(metadata, "the session metadata"),
+        "values": {
+            name: _value_to_json(name, v) for name, v in values.items()
+        },
+        "results": [result_to_dict(result) for result in results],
+    }
+
+
+def session_from_dict(
+    data: Mapping[str, Any], *, scope: object | None = None
+) -> Session:
+    """Rebuild a session from :func:`session_to_dict` output.
+
+    Args:
+        data: What ``session_to_dict`` returned (possibly through JSON).
+        scope: The runtime scope to attach (auth identity, handles), rebuilt
+            by the host; it is not part of the data.
+
+    Returns:
+        A new :class:`~toolctx.Session`, equal to the one that was written.
+        Typed values whose key is not defined in this process come back as
+        ``RawValue`` and are written back unchanged.
+
+    Raises:
+        ContextDataError: *data* is not session data of this format, or a
+            field has the wrong type, or a typed value does not fit its key.
+
+    Example:
+        >>> s = session_from_dict({"format": "toolctx.session/1", "id": "s1"})
+        >>> s == Session("s1")
+        True
+
+    .. versionadded:: 0.1.0
+    """
+    data = _check_format(data)
+    session_id = data.get("id")
+    if type(session_id) is not str or not session_id:
+        msg = f"{_WHAT} field 'id' must be a non-empty string, got "
+        msg += f"{session_id!r}."
+        raise ContextDataError(msg)
+    turn = data.get("turn", 0)
+    if type(turn) is not int:
+        msg = f"{_WHAT} field 'turn' must be an integer, got {turn!r}."
+        raise ContextDataError(msg)
+    results = data.get("results")
+    results = [] if results is None else results
+    if not isinstance(results, list):
+        msg = f"{_WHAT} field 'results' must be a list, got {results!r}."
+        raise ContextDataError(msg)
+    return Session(
+        session_id,
+        user_id=_optional_str(data, "user_id"),
+        turn=turn,
+        agent_id=_optional_str(data, "agent_id"),
+        state=_mapping(data, "state"),
+        metadata=_mapping(data, "metadata"),
+        values={
+            name: _value_from_json(name, raw)
+            for name, raw in _mapping(data, "values").items()
+        },
+        results=[result_from_dict(result) for result in results],
+        scope=scope,
+    )
+
+
+# -- helpers -----------------------------------------------------------------
+
+
+def _json(value: object, where: str) -> Any:
+    try:
+        return unstructure_output(value)
+    except TypeError as exc:
+        msg = f"Cannot serialize {where}: {exc}"
+        raise ContextDataError(msg) from None
+
+
+def _value_to_json(name: str, value: object) -> Any:
+    if type(value) is RawValue:
+        return value.data
+    key = known_key(name)
+    if key is None:
+        return _json(value, f"the typed value {name!r}")
+    if not matches(value, key.type):
+        msg = (
+            f"Cannot serialize the typed value {name!r}: its key holds "
+            f"{type_name(key.type)}, got {value!r} ({type(value).__name__})."
+        )
+        raise ContextDataError(msg)
+    try:
+        return unstructure_value(value, key.type)
+    except TypeError as exc:
+        msg = f"Cannot serialize the typed value {name!r}: {exc}"
+        raise ContextDataError(msg) from None
+
+
+def _value_from_json(name: str, raw: object) -> object:
+    key = known_key(name)
+    if key is None:
+        return RawValue(raw)
+    try:
+        return structure_value(raw, key.type)
+    except ToolArgumentsError as exc:
+        msg = f"Typed value {name!r} does not fit its key: {exc}"
+        raise ContextDataError(msg) from None
+
+
+def _check_format(data: object) -> Mapping[str, Any]:
+    if not isinstance(data, Mapping):
+        msg = (
+            f"session_from_dict() takes a mapping, got {type(data).__name__}."
+        )
+        raise ContextDataError(msg)
+    fmt = data.get("format")
+    if fmt != SESSION_FORMAT:
+        msg = (
+            f"Unsupported session data format {fmt!r}; this version of "
+            f"toolctx reads {SESSION_FORMAT!r}. Data written by a newer "
+            f"toolctx needs that version to read it."
+        )
+        raise ContextDataError(msg)
+    return data
+
+
+def _optional_str(data: Mapping[str, Any], name: str) -> str | None:
+    value = data.get(name)
+    if value is not None and type(value) is not str:
+        msg = f"{_WHAT} field {name!r} must be a string or null, got "
+        msg += f"{value!r}."
+        raise ContextDataError(msg)
+    return value
+
+
+def _mapping(data: Mapping[str, Any], name: str) -> dict[str, Any]:
+    value = data.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        msg = f"{_WHAT} field {name!r} must be an object, got {value!r}."
+        raise ContextDataError(msg)
+    return dict(value)

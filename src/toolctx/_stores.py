@@ -1,0 +1,735 @@
+"""Session stores: persist :class:`~toolctx.Session` objects per tenant.
+
+A store keeps what :func:`~toolctx._session_codec.session_to_dict` writes
+(never the scope) and enforces tenancy: every method takes the caller's
+*scope* first, the store derives a tenant from it with its ``tenant_of``
+callable, and a session saved by one tenant can never be loaded,
+overwritten or deleted by another. Session ids are global to a store
+(the first tenant to save an id owns it), so use fresh, unguessable ids.
+
+Errors::
+
+    ToolctxError
+    └── SessionStoreError
+        ├── SessionAccessError     (the id belongs to another tenant)
+        ├── SessionConflictError   (expected_version no longer matches)
+        └── SessionSchemaError     (the database's schema version is
+                                    newer than this toolctx, or unknown)
+
+A scope without a tenant raises :class:`~toolctx.ScopeError`; data that
+cannot be serialized or read back raises
+:class:`~toolctx.ContextDataError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from types import TracebackType
+from typing import (
+    Any,
+    ClassVar,
+    NamedTuple,
+    Protocol,
+    final,
+    runtime_checkable,
+)
+
+from typing_extensions import Self
+
+from toolctx._session import Session
+from toolctx._session_codec import session_from_dict, session_to_dict
+from toolctx.exceptions import ContextDataError, ScopeError, ToolctxError
+
+
+__all__ = [
+    "InMemorySessionStore",
+    "SQLiteSessionStore",
+    "SessionAccessError",
+    "SessionConflictError",
+    "SessionSchemaError",
+    "SessionStore",
+    "SessionStoreError",
+    "TenantOf",
+    "tenant_id_of",
+]
+
+TenantOf = Callable[[object], str]
+"""Derives the tenant (a non-empty ``str``) from a caller's scope."""
+
+
+# -- errors ------------------------------------------------------------------
+
+
+class SessionStoreError(ToolctxError):
+    """A session store refused or failed an operation.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class SessionAccessError(SessionStoreError):
+    """The session id is owned by another tenant.
+
+    Raised by ``save``; ``load`` and ``delete`` of another tenant's id act
+    as if the id did not exist, so they do not reveal it.
+
+    Attributes:
+        session_id: The id that could not be written.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(
+            f"Session {session_id!r} belongs to another tenant; this scope "
+            f"cannot overwrite it. Session ids are global to a store: give "
+            f"every new session a fresh, unguessable id (uuid.uuid4().hex)."
+        )
+
+
+class SessionConflictError(SessionStoreError):
+    """The stored version is not the one the caller expected.
+
+    Attributes:
+        session_id: The session's id.
+        expected: The ``expected_version`` passed to ``save``.
+        actual: The stored version (0 when the session does not exist).
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, session_id: str, expected: int, actual: int) -> None:
+        self.session_id = session_id
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"Session {session_id!r} is at version {actual}, not "
+            f"{expected}: it was saved (or deleted) since you read it. Load "
+            f"it again, reapply your change and save with the new version."
+        )
+
+
+class SessionSchemaError(SessionStoreError):
+    """The database's schema is not one this version of toolctx can use.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+# -- tenancy -----------------------------------------------------------------
+
+
+def tenant_id_of(scope: object) -> str:
+    """Return ``scope.tenant_id``: the stores' default ``tenant_of``.
+
+    Args:
+        scope: The caller's runtime scope.
+
+    Returns:
+        The scope's ``tenant_id`` attribute.
+
+    Raises:
+        ScopeError: *scope* is None or has no non-empty ``str`` attribute
+            ``tenant_id``.
+
+    Example:
+        >>> class Auth:
+        ...     tenant_id = "acme"
+        >>> tenant_id_of(Auth())
+        'acme'
+
+    .. versionadded:: 0.1.0
+    """
+    tenant = getattr(scope, "tenant_id", None)
+    if type(tenant) is not str or not tenant:
+        what = "None" if scope is None else f"a {type(scope).__qualname__}"
+        msg = (
+            f"A session store needs the caller's tenant, but the scope is "
+            f"{what} without a non-empty str attribute 'tenant_id'. Pass a "
+            f"scope that has one, or build the store with "
+            f"tenant_of=<callable(scope) -> str> (e.g. tenant_of=lambda "
+            f"scope: 'default' for a single-tenant application)."
+        )
+        raise ScopeError(msg)
+    return tenant
+
+
+def _tenant(tenant_of: TenantOf, scope: object) -> str:
+    tenant: object = tenant_of(scope)
+    if type(tenant) is not str or not tenant:
+        msg = (
+            f"The store's tenant_of returned {tenant!r}; it must return a "
+            f"non-empty str naming the scope's tenant (or raise ScopeError)."
+        )
+        raise ScopeError(msg)
+    return tenant
+
+
+def _check_id(session_id: object) -> str:
+    if type(session_id) is not str or not session_id:
+        msg = f"session_id must be a non-empty str, got {session_id!r}."
+        raise TypeError(msg)
+    return session_id
+
+
+def _check_expected(expected: int | None) -> None:
+    if expected is not None and (type(expected) is not int or expected < 0):
+        msg = (
+            f"expected_version must be None or an int >= 0 (0: the session "
+            f"must not exist yet), got {expected!r}."
+        )
+        raise TypeError(msg)
+
+
+def _check_write(
+    owner: str | None,
+    version: int,
+    tenant: str,
+    session_id: str,
+    expected: int | None,
+) -> None:
+    """Refuse a save by another tenant or against a stale version."""
+    if owner is not None and owner != tenant:
+        raise SessionAccessError(session_id)
+    if expected is not None and expected != version:
+        raise SessionConflictError(session_id, expected, version)
+
+
+def _encode(session: Session) -> str:
+    data = session_to_dict(session)
+    try:
+        return json.dumps(data, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:  # pragma: no cover - defensive
+        msg = f"Cannot serialize session {session.id!r}: {exc}"
+        raise ContextDataError(msg) from None
+
+
+def _decode(text: str, scope: object) -> Session:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        msg = f"Stored session data is not valid JSON: {exc}"
+        raise ContextDataError(msg) from None
+    return session_from_dict(data, scope=scope)
+
+
+# -- the protocol ------------------------------------------------------------
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Where sessions live between turns and processes.
+
+    Every method takes the caller's *scope* first, so that the store can
+    enforce tenancy: a session saved under one tenant is invisible to
+    every other one (``load`` returns None, ``delete`` returns False, as
+    if the id did not exist) and cannot be overwritten by it (``save``
+    raises :class:`SessionAccessError`). The scope itself is never
+    stored; ``load`` attaches the caller's scope to the session it
+    returns.
+
+    :class:`InMemorySessionStore` and :class:`SQLiteSessionStore`
+    implement it; any object with these three methods is a store.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def load(self, scope: object, session_id: str) -> Session | None:
+        """Return the session saved under *session_id*, or None.
+
+        .. versionadded:: 0.1.0
+        """
+        ...
+
+    def save(self, scope: object, session: Session) -> None:
+        """Save *session* atomically, replacing any earlier version.
+
+        .. versionadded:: 0.1.0
+        """
+        ...
+
+    def delete(self, scope: object, session_id: str) -> bool:
+        """Delete the session; return whether there was one to delete.
+
+        .. versionadded:: 0.1.0
+        """
+        ...
+
+
+# -- in memory ---------------------------------------------------------------
+
+
+class _Entry(NamedTuple):
+    tenant: str
+    version: int
+    text: str
+
+
+@final
+class InMemorySessionStore:
+    """A thread-safe :class:`SessionStore` in a dict, for tests and demos.
+
+    It keeps each session as JSON text (exactly what
+    :class:`SQLiteSessionStore` writes), so later changes to a
+    :class:`~toolctx.Session` object never change what was saved, and a
+    session that cannot be serialized fails here as it would there.
+
+    Args:
+        tenant_of: Derives the tenant from a scope; the default,
+            :func:`tenant_id_of`, reads ``scope.tenant_id``.
+
+    Example:
+        >>> class Auth:
+        ...     tenant_id = "acme"
+        >>> store = InMemorySessionStore()
+        >>> store.save(Auth(), Session("s1", state={"n": 1}))
+        >>> store.load(Auth(), "s1").state
+        {'n': 1}
+
+    .. versionadded:: 0.1.0
+    """
+
+    __slots__ = ("_entries", "_lock", "_tenant_of")
+
+    def __init__(self, *, tenant_of: TenantOf = tenant_id_of) -> None:
+        self._tenant_of = tenant_of
+        self._entries: dict[str, _Entry] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<InMemorySessionStore(num_sessions={len(self._entries)})>"
+
+    def load(self, scope: object, session_id: str) -> Session | None:
+        """Return the scope's tenant's session *session_id*, or None.
+
+        The returned session is a new object carrying *scope*.
+
+        Raises:
+            ScopeError: No tenant can be derived from *scope*.
+
+        .. versionadded:: 0.1.0
+        """
+        entry = self._entry(scope, session_id)
+        return None if entry is None else _decode(entry.text, scope)
+
+    def save(
+        self,
+        scope: object,
+        session: Session,
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        """Save *session* for the scope's tenant.
+
+        Args:
+            scope: The caller's scope.
+            session: The session to save (its ``scope`` is ignored).
+            expected_version: Save only if the stored version is this one
+                (0: only if the session does not exist yet); see
+                :meth:`version`. None saves unconditionally.
+
+        Raises:
+            ScopeError: No tenant can be derived from *scope*.
+            SessionAccessError: Another tenant owns ``session.id``.
+            SessionConflictError: The stored version is not
+                *expected_version*.
+            ContextDataError: The session cannot be serialized; nothing
+                was changed.
+
+        .. versionadded:: 0.1.0
+        """
+        tenant = _tenant(self._tenant_of, scope)
+        _check_expected(expected_version)
+        text = _encode(session)
+        with self._lock:
+            entry = self._entries.get(session.id)
+            owner, version = (None, 0) if entry is None else entry[:2]
+            _check_write(owner, version, tenant, session.id, expected_version)
+            self._entries[session.id] = _Entry(tenant, version + 1, text)
+
+    def delete(self, scope: object, session_id: str) -> bool:
+        """Delete the scope's tenant's session; False if it has none.
+
+        Raises:
+            ScopeError: No tenant can be derived from *scope*.
+
+        .. versionadded:: 0.1.0
+        """
+        tenant = _tenant(self._tenant_of, scope)
+        _check_id(session_id)
+        with self._lock:
+            entry = self._entries.get(session_id)
+            if entry is None or entry.tenant != tenant:
+                return False
+            del self._entries[session_id]
+            return True
+
+    def version(self, scope: object, session_id: str) -> int | None:
+        """Return how many times the session was saved, or None.
+
+        Pass it as ``save(..., expected_version=...)`` to save only if
+        nobody saved the session in between (optimistic concurrency).
+
+        .. versionadded:: 0.1.0
+        """
+        entry = self._entry(scope, session_id)
+        return None if entry is None else entry.version
+
+    def _entry(self, scope: object, session_id: str) -> _Entry | None:
+        tenant = _tenant(self._tenant_of, scope)
+        _check_id(session_id)
+        with self._lock:
+            entry = self._entries.get(session_id)
+        return None if entry is None or entry.tenant != tenant else entry
+
+
+# -- SQLite ------------------------------------------------------------------
+
+
+class _Row(NamedTuple):
+    """One row of ``toolctx_sessions``, in column order."""
+
+    session_id: str
+    tenant: str
+    turn: int
+    version: int
+    updated_at: str
+    data: str
+
+
+_SCHEMA = (
+    """
+    CREATE TABLE toolctx_sessions (
+        session_id TEXT PRIMARY KEY NOT NULL,
+        tenant TEXT NOT NULL,
+        turn INTEGER NOT NULL,
+        version INTEGER NOT NULL,
+        updated_at TEXT NOT NULL,
+        data TEXT NOT NULL
+    )
+    """,
+    """
+    CREATE INDEX toolctx_sessions_by_tenant
+        ON toolctx_sessions (tenant, updated_at)
+    """,
+)
+
+
+@final
+class SQLiteSessionStore:
+    """A :class:`SessionStore` in an SQLite database file (stdlib ``sqlite3``).
+
+    Each session is one row of the table ``toolctx_sessions``: the JSON
+    text of :func:`session_to_dict` plus ``tenant``, ``session_id``,
+    ``turn``, ``version`` (1 on the first save, +1 on each) and
+    ``updated_at`` (UTC, ISO 8601) columns. The primary key is
+    ``session_id`` alone, so an id belongs to the tenant that first saved
+    it; another tenant cannot claim it (``save`` raises
+    :class:`SessionAccessError`) nor see it.
+
+    The database runs in WAL mode, so other processes can read while one
+    writes. Every save is one ``BEGIN IMMEDIATE`` transaction, rolled back
+    on any error: a crash leaves the previous version intact. One
+    connection, guarded by a lock, serves all threads of the store. The
+    schema version lives in the table ``toolctx_meta``, so the store can
+    share a database file with the application's own tables.
+
+    Args:
+        path: The database file (created if missing), or ``":memory:"``
+            for a private in-memory database.
+        tenant_of: Derives the tenant from a scope; the default,
+            :func:`tenant_id_of`, reads ``scope.tenant_id``.
+        timeout: Seconds to wait for another connection's write lock.
+
+    Raises:
+        SessionSchemaError: The file was written by a newer toolctx.
+
+    Example:
+        >>> class Auth:
+        ...     tenant_id = "acme"
+        >>> with SQLiteSessionStore(":memory:") as store:
+        ...     store.save(Auth(), Session("s1", turn=3))
+        ...     store.load(Auth(), "s1").turn
+        3
+
+    .. versionadded:: 0.1.0
+    """
+
+    SCHEMA_VERSION: ClassVar[int] = 1
+    """The schema version this class writes and reads."""
+
+    __slots__ = ("_conn", "_lock", "_path", "_tenant_of")
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        tenant_of: TenantOf = tenant_id_of,
+        timeout: float = 5.0,
+    ) -> None:
+        self._path = os.fspath(path)
+        self._tenant_of = tenant_of
+        self._lock = threading.Lock()
+        conn = sqlite3.connect(
+            self._path,
+            timeout=timeout,
+            isolation_level=None,  # explicit BEGIN/COMMIT only
+            check_same_thread=False,  # shared by threads, under _lock
+        )
+        self._conn: sqlite3.Connection | None = conn
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            self._migrate()
+        except BaseException:
+            self.close()
+            raise
+
+    def __repr__(self) -> str:
+        closed = ", closed=True" if self._conn is None else ""
+        return f"<SQLiteSessionStore(path={self._path!r}{closed})>"
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def path(self) -> str:
+        """The database path this store was opened with.
+
+        .. versionadded:: 0.1.0
+        """
+        return self._path
+
+    def close(self) -> None:
+        """Close the database connection; later calls raise.
+
+        Closing twice is fine. ``with SQLiteSessionStore(...)`` closes on
+        exit.
+
+        .. versionadded:: 0.1.0
+        """
+        with self._lock:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                conn.close()
+
+    def load(self, scope: object, session_id: str) -> Session | None:
+        """Return the scope's tenant's session *session_id*, or None.
+
+        The returned session is a new object carrying *scope*.
+
+        Raises:
+            ScopeError: No tenant can be derived from *scope*.
+            ContextDataError: The stored data cannot be read back.
+            SessionStoreError: The store is closed.
+
+        .. versionadded:: 0.1.0
+        """
+        row = self._fetch("data", scope, session_id)
+        return None if row is None else _decode(row, scope)
+
+    def version(self, scope: object, session_id: str) -> int | None:
+        """Return how many times the session was saved, or None.
+
+        Pass it as ``save(..., expected_version=...)`` to save only if
+        nobody saved the session in between (optimistic concurrency).
+
+        .. versionadded:: 0.1.0
+        """
+        version: int | None = self._fetch("version", scope, session_id)
+        return version
+
+    def save(
+        self,
+        scope: object,
+        session: Session,
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        """Save *session* for the scope's tenant, in one transaction.
+
+        Args:
+            scope: The caller's scope.
+            session: The session to save (its ``scope`` is ignored).
+            expected_version: Save only if the stored version is this one
+                (0: only if the session does not exist yet); see
+                :meth:`version`. None saves unconditionally.
+
+        Raises:
+            ScopeError: No tenant can be derived from *scope*.
+            SessionAccessError: Another tenant owns ``session.id``.
+            SessionConflictError: The stored version is not
+                *expected_version*.
+            ContextDataError: The session cannot be serialized; nothing
+                was changed.
+            SessionStoreError: The store is closed.
+
+        .. versionadded:: 0.1.0
+        """
+        tenant = _tenant(self._tenant_of, scope)
+        _check_expected(expected_version)
+        text = _encode(session)
+        updated_at = datetime.now(timezone.utc).isoformat()
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT tenant, version FROM toolctx_sessions "
+                "WHERE session_id = ?",
+                (session.id,),
+            ).fetchone()
+            owner, version = (None, 0) if row is None else row
+            _check_write(owner, version, tenant, session.id, expected_version)
+            self._write(
+                conn,
+                _Row(
+                    session.id,
+                    tenant,
+                    session.turn,
+                    version + 1,
+                    updated_at,
+                    text,
+                ),
+                exists=row is not None,
+            )
+
+    def delete(self, scope: object, session_id: str) -> bool:
+        """Delete the scope's tenant's session; False if it has none.
+
+        Raises:
+            ScopeError: No tenant can be derived from *scope*.
+            SessionStoreError: The store is closed.
+
+        .. versionadded:: 0.1.0
+        """
+        tenant = _tenant(self._tenant_of, scope)
+        _check_id(session_id)
+        with self._transaction() as conn:
+            cursor = conn.execute(
+                "DELETE FROM toolctx_sessions "
+                "WHERE session_id = ? AND tenant = ?",
+                (session_id, tenant),
+            )
+            return cursor.rowcount > 0
+
+    # -- internals ---------------------------------------------------------
+
+    def _write(
+        self,
+        conn: sqlite3.Connection,
+        row: _Row,
+        *,
+        exists: bool,
+    ) -> None:
+        """Write one row inside the open transaction (not committed).
+
+        An update matches the tenant too, so even a bug upstream could
+        never hand a session to another tenant.
+        """
+        if exists:
+            cursor = conn.execute(
+                "UPDATE toolctx_sessions SET turn = ?, version = ?, "
+                "updated_at = ?, data = ? "
+                "WHERE session_id = ? AND tenant = ?",
+                (
+                    row.turn,
+                    row.version,
+                    row.updated_at,
+                    row.data,
+                    row.session_id,
+                    row.tenant,
+                ),
+            )
+            if cursor.rowcount != 1:  # pragma: no cover - checked before
+                raise SessionAccessError(row.session_id)
+        else:
+            conn.execute(
+                "INSERT INTO toolctx_sessions (session_id, tenant, turn, "
+                "version, updated_at, data) VALUES (?, ?, ?, ?, ?, ?)",
+                row,
+            )
+
+    def _fetch(self, column: str, scope: object, session_id: str) -> Any:
+        tenant = _tenant(self._tenant_of, scope)
+        _check_id(session_id)
+        with self._lock:
+            row = (
+                self._connection()
+                .execute(
+                    f"SELECT {column} FROM toolctx_sessions "  # noqa: S608 - a fixed column name
+                    "WHERE session_id = ? AND tenant = ?",
+                    (session_id, tenant),
+                )
+                .fetchone()
+            )
+        return None if row is None else row[0]
+
+    def _connection(self) -> sqlite3.Connection:
+        conn = self._conn
+        if conn is None:
+            msg = (
+                f"{self!r} is closed. Open a new SQLiteSessionStore, or use "
+                f"the store inside its `with` block only."
+            )
+            raise SessionStoreError(msg)
+        return conn
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """Hold the lock and a write transaction; commit or roll back."""
+        with self._lock:
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _migrate(self) -> None:
+        """Create the schema, or check that the file's is one we read."""
+        with self._transaction() as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS toolctx_meta "
+                "(key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL)"
+            )
+            row = conn.execute(
+                "SELECT value FROM toolctx_meta WHERE key = 'schema_version'"
+            ).fetchone()
+            if row is None:
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO toolctx_meta (key, value) "
+                    "VALUES ('schema_version', ?)",
+                    (self.SCHEMA_VERSION,),
+                )
+                return
+            found = row[0]
+            if found != self.SCHEMA_VERSION:
+                raise SessionSchemaError(self._schema_message(found))
+
+    def _schema_message(self, found: object) -> str:
+        head = (
+            f"The session database {self._path!r} has schema version "
+            f"{found!r}; this version of toolctx reads version "
+            f"{self.SCHEMA_VERSION}."
+        )
+        if type(found) is int and found > self.SCHEMA_VERSION:
+            return f"{head} It was written by a newer toolctx: upgrade."
+        return f"{head} No toolctx writes that version: use another file."

@@ -1,0 +1,83 @@
+"""What every provider shows the model of a result, and plain JSON copies.
+
+Rendering reads exactly four fields of a :class:`~toolctx.ToolResult`:
+``name``, ``call_id``, ``is_error`` with ``error``, and ``output``. The
+host-only fields (``metadata``, ``state_changes``, ``exception``) and
+anything from the context's ``scope`` are never read, so they cannot leak
+into a message.
+"""
+
+from __future__ import annotations
+
+import json
+
+from collections.abc import Mapping
+from typing import Any
+
+from toolctx._records import ToolResult
+from toolctx.providers._errors import ProviderPayloadError
+
+
+def content_text(result: ToolResult) -> str:
+    """The text the model sees for *result*.
+
+    The error message for an error result; otherwise the output itself
+    when it is a ``str``, else the output as compact JSON (non-ASCII kept).
+
+    Raises:
+        TypeError: The output is not JSON data (a host bug: the dispatcher
+            only produces JSON-safe outputs).
+    """
+    if result.is_error:
+        return error_text(result)
+    output = result.output
+    if isinstance(output, str):
+        return output
+    return compact_json(output, result.name)
+
+
+def error_text(result: ToolResult) -> str:
+    """The error message of an error *result*, never empty."""
+    return result.error or f"Tool {result.name!r} failed."
+
+
+def compact_json(value: object, tool_name: str) -> str:
+    """*value* as compact JSON text, with a clear error if it is not JSON."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        msg = (
+            f"The output of tool {tool_name!r} is not JSON data ({exc}). "
+            "Results from Dispatcher are always JSON-safe; a ToolResult "
+            "built by hand must hold dicts, lists, str, int, float, bool "
+            "or None."
+        )
+        raise TypeError(msg) from None
+
+
+def plain(value: Any) -> Any:
+    """A deep copy of JSON-like *value* made of plain dicts and lists.
+
+    Mappings (read-only ones included) become ``dict``, lists and tuples
+    ``list``; everything else is returned as it is. The copy shares
+    nothing mutable with *value*, so callers may change it freely.
+    """
+    if isinstance(value, Mapping):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    return value
+
+
+def require_call_id(result: ToolResult, *, provider: str, field: str) -> str:
+    """*result*'s call id, or a clear error naming the provider's field."""
+    if result.call_id is None:
+        msg = (
+            f"The result of tool {result.name!r} has no call_id, but "
+            f"{provider} needs the {field} of the call it answers. Parse "
+            f"the calls with toolctx.providers.{provider}.parse_calls() "
+            "(it keeps the provider's call ids), or build the ToolCall "
+            "with id=... before dispatching it."
+        )
+        raise ProviderPayloadError(msg, provider=provider)
+    return result.call_id
