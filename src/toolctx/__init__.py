@@ -43,6 +43,18 @@ from toolctx._records import (
 )
 from toolctx._registry import Registry
 from toolctx._session import Session
+from toolctx._session_codec import session_from_dict, session_to_dict
+from toolctx._stores import (
+    InMemorySessionStore,
+    SessionAccessError,
+    SessionConflictError,
+    SessionSchemaError,
+    SessionStore,
+    SessionStoreError,
+    SQLiteSessionStore,
+    TenantOf,
+    tenant_id_of,
+)
 from toolctx._tool import FunctionTool, tool
 from toolctx.exceptions import (
     ArgumentError,
@@ -81,6 +93,7 @@ __all__ = [
     "ExecutionContext",
     "FunctionTool",
     "GrantedPermissions",
+    "InMemorySessionStore",
     "Interceptor",
     "InvalidToolNameError",
     "JsonLinesAuditSink",
@@ -90,9 +103,16 @@ __all__ = [
     "NoExecutionContextError",
     "PermissionDenied",
     "Registry",
+    "SQLiteSessionStore",
     "SchemaError",
     "ScopeError",
     "Session",
+    "SessionAccessError",
+    "SessionConflictError",
+    "SessionSchemaError",
+    "SessionStore",
+    "SessionStoreError",
+    "TenantOf",
     "Tool",
     "ToolArgumentsError",
     "ToolCall",
@@ -106,7 +126,10 @@ __all__ = [
     "execution_context",
     "publish",
     "required_permissions",
+    "session_from_dict",
+    "session_to_dict",
     "set_state",
+    "tenant_id_of",
     "tool",
     "use_context",
 ]
