@@ -17,6 +17,12 @@ from toolctx._current import (
     set_state,
     use_context,
 )
+from toolctx._diagnostics import (
+    LostContextWarning,
+    disable_lost_context_diagnostics,
+    enable_lost_context_diagnostics,
+    lost_context_diagnostics_enabled,
+)
 from toolctx._dispatch import Dispatcher
 from toolctx._interceptors import (
     PERMISSIONS,
@@ -55,6 +61,11 @@ from toolctx._stores import (
     TenantOf,
     tenant_id_of,
 )
+from toolctx._threads import (
+    ContextExecutor,
+    ContextThreadPoolExecutor,
+    bind_context,
+)
 from toolctx._tool import FunctionTool, tool
 from toolctx.exceptions import (
     ArgumentError,
@@ -84,9 +95,11 @@ __all__ = [
     "AuditSink",
     "Authorization",
     "ContextDataError",
+    "ContextExecutor",
     "ContextKey",
     "ContextKeyConflictError",
     "ContextLogFilter",
+    "ContextThreadPoolExecutor",
     "ContextValueTypeError",
     "Dispatcher",
     "DuplicateToolError",
@@ -98,6 +111,7 @@ __all__ = [
     "InvalidToolNameError",
     "JsonLinesAuditSink",
     "LoggerAuditSink",
+    "LostContextWarning",
     "MemoryAuditSink",
     "MissingContextValueError",
     "NoExecutionContextError",
@@ -122,8 +136,12 @@ __all__ = [
     "ToolResult",
     "ToolctxError",
     "UnknownToolError",
+    "bind_context",
     "current_context",
+    "disable_lost_context_diagnostics",
+    "enable_lost_context_diagnostics",
     "execution_context",
+    "lost_context_diagnostics_enabled",
     "publish",
     "required_permissions",
     "session_from_dict",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, cast, final
@@ -51,7 +52,15 @@ def current_context() -> ExecutionContext | None:
 
     .. versionadded:: 0.1.0
     """
-    return get_current()
+    ctx = get_current()
+    if ctx is None and _missing_context_hook is not None:
+        _missing_context_hook()
+    return ctx
+
+
+# Set by toolctx._diagnostics while lost-context warnings are on; called
+# when current_context() is about to return None.
+_missing_context_hook: Callable[[], None] | None = None
 
 
 @final

@@ -21,6 +21,9 @@ from toolctx._context import (
     ExecutionContext,
     derive_call_context,
 )
+
+# toolctx._diagnostics swaps set_current/reset_current here while
+# lost-context diagnostics are on: bind call contexts only through them.
 from toolctx._current import get_current, reset_current, set_current
 from toolctx._ids import new_invocation_id
 from toolctx._protocols import Interceptor

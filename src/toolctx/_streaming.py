@@ -21,6 +21,9 @@ from toolctx import _calls
 from toolctx._arguments import unstructure_output
 from toolctx._calls import Failure
 from toolctx._context import ExecutionContext
+
+# toolctx._diagnostics swaps set_current/reset_current here while
+# lost-context diagnostics are on: bind call contexts only through them.
 from toolctx._current import get_current, reset_current, set_current
 from toolctx._records import ToolCall, ToolChunk, ToolResult
 from toolctx._registry import ASYNC_STREAM, STREAM, ToolEntry
