@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolctx._calls import ArgumentLimits, ToolTimeoutError
 from toolctx._context import ExecutionContext
 from toolctx._current import (
     current_context,
@@ -89,6 +90,7 @@ __all__ = [
     "CONTEXT_LOG_FIELDS",
     "PERMISSIONS",
     "ArgumentError",
+    "ArgumentLimits",
     "AuditLog",
     "AuditOutcome",
     "AuditRecord",
@@ -134,6 +136,7 @@ __all__ = [
     "ToolDefinition",
     "ToolDenied",
     "ToolResult",
+    "ToolTimeoutError",
     "ToolctxError",
     "UnknownToolError",
     "bind_context",

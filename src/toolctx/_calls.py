@@ -11,9 +11,12 @@ import asyncio
 import json
 import json.scanner
 
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping
 from time import perf_counter_ns
-from typing import Any, NoReturn
+from typing import Any, NoReturn, final
+
+import attrs
 
 from toolctx._arguments import unstructure_output
 from toolctx._context import ExecutionContext
@@ -53,39 +56,72 @@ def _no_constant(name: str) -> NoReturn:
     raise ValueError(msg)
 
 
-_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value != 0:  # inf - inf is nan
+        msg = f"the number {text[:20]} is too large; send a finite number"
+        raise ValueError(msg)
+    return value
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        counts = Counter(k for k, _ in pairs)
+        dupes = sorted(k for k, n in counts.items() if n > 1)
+        msg = (
+            "duplicate key"
+            + ("s " if len(dupes) > 1 else " ")
+            + ", ".join(repr(k) for k in dupes)
+            + "; send each key once"
+        )
+        raise ValueError(msg)
+    return data
+
+
+_DECODER = json.JSONDecoder(
+    parse_constant=_no_constant,
+    parse_float=_finite_float,
+    object_pairs_hook=_unique_pairs,
+)
 _scan = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]
 _decode_text = _DECODER.decode
 
 
-def decode_arguments(call: ToolCall, entry: ToolEntry) -> dict[str, Any]:
+@final
+@attrs.frozen
+class ArgumentLimits:
+    """Bounds on the model's argument text, checked before a tool runs.
+
+    Attributes:
+        max_size: Most characters (or bytes) of argument text.
+        max_depth: Deepest nesting of arrays and objects.
+
+    .. versionadded:: 0.1.0
+    """
+
+    max_size: int = 1_000_000
+    max_depth: int = 64
+
+
+DEFAULT_LIMITS = ArgumentLimits()
+
+
+def decode_arguments(
+    call: ToolCall, entry: ToolEntry, limits: ArgumentLimits = DEFAULT_LIMITS
+) -> dict[str, Any]:
     """Return the call's arguments as a dict, or raise :class:`Failure`.
 
     ``None``, empty text and JSON ``null`` mean ``{}``. JSON text is parsed
     with a scanner fast path (the common compact object) that falls back
-    to the full decoder for anything unusual; ``NaN`` and ``Infinity`` are
-    refused, as JSON does.
+    to the full decoder for anything unusual. Refused with a message the
+    model can act on: text over ``limits.max_size``, nesting deeper than
+    ``limits.max_depth``, ``NaN``/``Infinity`` and numbers too large for a
+    float, duplicate keys, and lone UTF-16 surrogates.
     """
     raw = call.arguments
-    kind = type(raw)
-    if kind is str or kind is bytes:
-        try:
-            text: str = raw if kind is str else raw.decode()  # type: ignore[union-attr,assignment]
-            try:
-                data, end = _scan(text, 0)
-                if end != len(text):
-                    data = _decode_text(text)
-            except StopIteration:
-                if not text.strip():
-                    return {}
-                data = _decode_text(text)
-        except (ValueError, RecursionError) as exc:
-            raise Failure(
-                f"The arguments for tool {call.name!r} are not valid JSON "
-                f"({_short(exc)}). Send one JSON object"
-                f"{_expected_keys(entry)}.",
-                exc,
-            ) from None
+    if type(raw) is str or type(raw) is bytes:
+        data = _parse(call, entry, raw, limits)
     elif raw is None:
         return {}
     else:
@@ -100,6 +136,84 @@ def decode_arguments(call: ToolCall, entry: ToolEntry) -> dict[str, Any]:
         f"The arguments for tool {call.name!r} must be a JSON object"
         f"{_expected_keys(entry)}, got {_json_kind(data)}."
     )
+
+
+def _parse(
+    call: ToolCall, entry: ToolEntry, raw: str | bytes, limits: ArgumentLimits
+) -> Any:
+    """Parse JSON argument text under *limits*, or raise :class:`Failure`."""
+    size = len(raw)
+    if size > limits.max_size:
+        raise Failure(
+            f"The arguments for tool {call.name!r} are too large "
+            f"({size} characters; the limit is {limits.max_size}). "
+            "Send less data."
+        )
+    try:
+        text = raw if type(raw) is str else raw.decode()  # type: ignore[union-attr]
+        try:
+            data, end = _scan(text, 0)
+            if end != len(text):
+                data = _decode_text(text)
+        except StopIteration:
+            if not text.strip():
+                return None
+            data = _decode_text(text)
+        if size > 2 * limits.max_depth:
+            _check_depth(text, data, limits.max_depth)
+        if "\\u" in text:
+            _check_surrogates(data)
+    except (ValueError, RecursionError) as exc:
+        raise Failure(
+            f"The arguments for tool {call.name!r} are not valid JSON "
+            f"({_short(exc)}). Send one JSON object"
+            f"{_expected_keys(entry)}.",
+            exc,
+        ) from None
+    return data
+
+
+def _check_depth(text: str, data: object, max_depth: int) -> None:
+    """Raise ValueError if *data* nests deeper than *max_depth*."""
+    if text.count("[") + text.count("{") <= max_depth:
+        return
+    level: list[object] = [data]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > max_depth:
+            msg = f"nested deeper than {max_depth} levels; flatten the data"
+            raise ValueError(msg)
+        nxt: list[object] = []
+        for item in level:
+            if isinstance(item, dict):
+                nxt.extend(
+                    v for v in item.values() if isinstance(v, (dict, list))
+                )
+            elif isinstance(item, list):
+                nxt.extend(v for v in item if isinstance(v, (dict, list)))
+        level = nxt
+
+
+def _check_surrogates(data: object) -> None:
+    """Raise ValueError if any string holds a lone UTF-16 surrogate."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode()
+            except UnicodeEncodeError:
+                msg = (
+                    "a string holds a lone UTF-16 surrogate escape (such as "
+                    "\\ud800); send valid Unicode text"
+                )
+                raise ValueError(msg) from None
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def _expected_keys(entry: ToolEntry) -> str:
@@ -127,7 +241,10 @@ def _short(exc: BaseException) -> str:
 
 
 def prepare(
-    call: ToolCall, entry: ToolEntry, ctx: ExecutionContext
+    call: ToolCall,
+    entry: ToolEntry,
+    ctx: ExecutionContext,
+    limits: ArgumentLimits = DEFAULT_LIMITS,
 ) -> tuple[Any, Any]:
     """Decode and validate; return ``(fn, kwargs)`` or ``(execute, args)``.
 
@@ -135,7 +252,7 @@ def prepare(
     arguments (context parameters injected); for any other tool it is the
     decoded arguments mapping, passed as one positional argument.
     """
-    args = decode_arguments(call, entry)
+    args = decode_arguments(call, entry, limits)
     ft = entry.function_tool
     if ft is None:
         return entry.tool.execute, args

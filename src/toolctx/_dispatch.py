@@ -66,6 +66,10 @@ class Dispatcher:
             in the error the model sees when a tool raises; with False the
             model sees only that the tool failed (the exception stays on
             ``ToolResult.exception`` for the host).
+        max_argument_size: Most characters (or bytes) of argument text a
+            call may carry; larger calls become error results.
+        max_argument_depth: Deepest nesting of arrays and objects in the
+            arguments.
 
     Example:
         >>> from toolctx import Registry, ToolCall, execution_context
@@ -84,6 +88,7 @@ class Dispatcher:
 
     __slots__ = (
         "_interceptors",
+        "_limits",
         "_lookup",
         "default_timeout",
         "include_exception_messages",
@@ -97,6 +102,8 @@ class Dispatcher:
         interceptors: Sequence[Interceptor] = (),
         default_timeout: float | None = None,
         include_exception_messages: bool = True,
+        max_argument_size: int = 1_000_000,
+        max_argument_depth: int = 64,
     ) -> None:
         if not isinstance(cast("object", registry), Registry):
             msg = (
@@ -119,6 +126,16 @@ class Dispatcher:
         self._interceptors = tuple(interceptors)
         self.default_timeout = default_timeout
         self.include_exception_messages = include_exception_messages
+        for name, value in (
+            ("max_argument_size", max_argument_size),
+            ("max_argument_depth", max_argument_depth),
+        ):
+            if type(value) is not int or value < 1:
+                msg = f"{name} must be a positive int, got {value!r}."
+                raise ValueError(msg)
+        self._limits = _calls.ArgumentLimits(
+            max_size=max_argument_size, max_depth=max_argument_depth
+        )
 
     @property
     def interceptors(self) -> tuple[Interceptor, ...]:
@@ -256,7 +273,7 @@ class Dispatcher:
             mode = entry.mode
             if mode in {ASYNC, ASYNC_STREAM}:
                 _calls.check_no_loop(entry)
-            fn, args = _calls.prepare(call, entry, ctx)
+            fn, args = _calls.prepare(call, entry, ctx, self._limits)
             is_function = entry.function_tool is not None
             token = set_current(ctx)
             try:
@@ -369,7 +386,7 @@ class Dispatcher:
         try:
             if entry is None:
                 raise _calls.unknown_tool(call, list(self.registry))
-            fn, args = _calls.prepare(call, entry, ctx)
+            fn, args = _calls.prepare(call, entry, ctx, self._limits)
             timeout = entry.timeout or self.default_timeout
             token = set_current(ctx)
             try:

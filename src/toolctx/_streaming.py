@@ -128,7 +128,12 @@ def _sync_chunks(  # noqa: C901, PLR0912, PLR0915 - one state machine
     finished = False
     try:
         try:
-            fn, args = _calls.prepare(call, entry, ctx)
+            fn, args = _calls.prepare(
+                call,
+                entry,
+                ctx,
+                dispatcher._limits,  # noqa: SLF001
+            )
             if entry.mode == ASYNC_STREAM:
                 _calls.check_no_loop(entry)
                 loop = asyncio.new_event_loop()
@@ -239,7 +244,12 @@ async def _async_chunks(  # noqa: C901, PLR0912, PLR0915 - one state machine
     loop = asyncio.get_running_loop()
     try:
         try:
-            fn, args = _calls.prepare(call, entry, ctx)
+            fn, args = _calls.prepare(
+                call,
+                entry,
+                ctx,
+                dispatcher._limits,  # noqa: SLF001
+            )
             token = set_current(ctx)
             try:
                 gen = _calls.invoke(entry, fn, args)
