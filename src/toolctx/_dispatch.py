@@ -6,10 +6,11 @@ import asyncio
 import inspect
 
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from concurrent.futures import Executor
 from contextvars import copy_context
 from functools import partial
 from time import perf_counter_ns
-from typing import Any, cast, final
+from typing import TYPE_CHECKING, Any, cast, final
 
 import attrs
 
@@ -37,7 +38,11 @@ from toolctx._registry import (
     ToolEntry,
 )
 from toolctx._session import Session
-from toolctx.exceptions import ToolctxError, ToolDenied
+from toolctx.exceptions import ToolArgumentsError, ToolctxError, ToolDenied
+
+
+if TYPE_CHECKING:
+    from toolctx._remote import RemoteCall, RemoteOutcome
 
 
 _EMPTY_TEMPLATE = ExecutionContext(invocation_id="")
@@ -70,6 +75,16 @@ class Dispatcher:
             call may carry; larger calls become error results.
         max_argument_depth: Deepest nesting of arrays and objects in the
             arguments.
+        executor: A ``concurrent.futures.Executor`` that runs the tool
+            bodies elsewhere: a process pool, a Dask client's executor, any
+            executor whose workers can import the tools. Interceptors, the
+            call's context and session state stay in this process; the
+            call, the tool's import reference and the serialized context
+            travel, and the whole result comes back. None runs tools here.
+        scope_loader: With an *executor*: the import reference
+            (``"package.module:function"``) of a worker-side function
+            ``(ExecutionContext) -> object`` that rebuilds the scope from
+            serialized identity. The scope itself never crosses a process.
 
     Example:
         >>> from toolctx import Registry, ToolCall, execution_context
@@ -87,9 +102,11 @@ class Dispatcher:
     """
 
     __slots__ = (
+        "_executor",
         "_interceptors",
         "_limits",
         "_lookup",
+        "_scope_loader",
         "default_timeout",
         "include_exception_messages",
         "registry",
@@ -104,6 +121,8 @@ class Dispatcher:
         include_exception_messages: bool = True,
         max_argument_size: int = 1_000_000,
         max_argument_depth: int = 64,
+        executor: Executor | None = None,
+        scope_loader: str | None = None,
     ) -> None:
         if not isinstance(cast("object", registry), Registry):
             msg = (
@@ -136,6 +155,31 @@ class Dispatcher:
         self._limits = _calls.ArgumentLimits(
             max_size=max_argument_size, max_depth=max_argument_depth
         )
+        if executor is not None and not isinstance(
+            cast("object", executor), Executor
+        ):
+            msg = (
+                "executor must be a concurrent.futures.Executor, got "
+                f"{type(executor).__name__}."
+            )
+            raise TypeError(msg)
+        if scope_loader is not None:
+            from toolctx._remote import check_reference
+
+            check_reference(scope_loader, "scope_loader")
+            if executor is None:
+                msg = "scope_loader only applies with an executor."
+                raise ValueError(msg)
+        self._executor = executor
+        self._scope_loader = scope_loader
+
+    @property
+    def executor(self) -> Executor | None:
+        """Where tool bodies run: None for this process.
+
+        .. versionadded:: 0.1.0
+        """
+        return self._executor
 
     @property
     def interceptors(self) -> tuple[Interceptor, ...]:
@@ -244,7 +288,7 @@ class Dispatcher:
             CallRecorder(),
         )
 
-    def _run(  # noqa: C901, PLR0912 - the hot path, inlined on purpose
+    def _run(
         self,
         call: ToolCall,
         template: ExecutionContext,
@@ -270,28 +314,11 @@ class Dispatcher:
         try:
             if entry is None:
                 raise _calls.unknown_tool(call, list(self.registry))
-            mode = entry.mode
-            if mode in {ASYNC, ASYNC_STREAM}:
-                _calls.check_no_loop(entry)
-            fn, args = _calls.prepare(call, entry, ctx, self._limits)
-            is_function = entry.function_tool is not None
-            token = set_current(ctx)
-            try:
-                value = fn(**args) if is_function else fn(args)
-                if mode == SYNC:
-                    if not is_function and inspect.isawaitable(value):
-                        value = asyncio.run(_calls.await_value(value))
-                elif mode == ASYNC:
-                    value = asyncio.run(_calls.await_value(value))
-                elif mode == STREAM:
-                    value = _calls.collect(value)
-                else:
-                    value = asyncio.run(_calls.acollect(value))
-                output = unstructure_output(value)
-            except Exception as exc:  # noqa: BLE001 - tool failures are results
-                raise self._failure(call, exc) from None
-            finally:
-                reset_current(token)
+            if self._executor is None:
+                output = self._execute(call, entry, ctx)
+            else:
+                remote = self._remote_call(call, entry, ctx)
+                output = self._remote_sync(remote, call, ctx)
         except Failure as failure:
             result = _calls.error_result(call, ctx, failure, start)
         else:
@@ -299,6 +326,33 @@ class Dispatcher:
         if ran:
             result = self._after(call, ctx, ran, result)
         return result
+
+    def _execute(
+        self, call: ToolCall, entry: ToolEntry, ctx: ExecutionContext
+    ) -> Any:
+        """Run the tool here with *ctx* bound; return JSON-safe output."""
+        mode = entry.mode
+        if mode in {ASYNC, ASYNC_STREAM}:
+            _calls.check_no_loop(entry)
+        fn, args = _calls.prepare(call, entry, ctx, self._limits)
+        is_function = entry.function_tool is not None
+        token = set_current(ctx)
+        try:
+            value = fn(**args) if is_function else fn(args)
+            if mode == SYNC:
+                if not is_function and inspect.isawaitable(value):
+                    value = asyncio.run(_calls.await_value(value))
+            elif mode == ASYNC:
+                value = asyncio.run(_calls.await_value(value))
+            elif mode == STREAM:
+                value = _calls.collect(value)
+            else:
+                value = asyncio.run(_calls.acollect(value))
+            return unstructure_output(value)
+        except Exception as exc:  # noqa: BLE001 - tool failures are results
+            raise self._failure(call, exc) from None
+        finally:
+            reset_current(token)
 
     # -- async -------------------------------------------------------------
 
@@ -386,16 +440,22 @@ class Dispatcher:
         try:
             if entry is None:
                 raise _calls.unknown_tool(call, list(self.registry))
-            fn, args = _calls.prepare(call, entry, ctx, self._limits)
             timeout = entry.timeout or self.default_timeout
-            token = set_current(ctx)
-            try:
-                value = await self._aexecute(entry, fn, args, timeout, call)
-                output = unstructure_output(value)
-            except Exception as exc:  # noqa: BLE001 - tool failures are results
-                raise self._failure(call, exc) from None
-            finally:
-                reset_current(token)
+            if self._executor is None:
+                fn, args = _calls.prepare(call, entry, ctx, self._limits)
+                token = set_current(ctx)
+                try:
+                    value = await self._aexecute(
+                        entry, fn, args, timeout, call
+                    )
+                    output = unstructure_output(value)
+                except Exception as exc:  # noqa: BLE001 - failures are results
+                    raise self._failure(call, exc) from None
+                finally:
+                    reset_current(token)
+            else:
+                remote = self._remote_call(call, entry, ctx, timeout)
+                output = await self._remote_async(remote, call, ctx, timeout)
         except Failure as failure:
             result = _calls.error_result(call, ctx, failure, start)
         else:
@@ -481,6 +541,71 @@ class Dispatcher:
 
         return stream_async(self, call, context)
 
+    # -- other processes -----------------------------------------------------
+
+    def _remote_call(
+        self,
+        call: ToolCall,
+        entry: ToolEntry,
+        ctx: ExecutionContext,
+        timeout: float | None = None,
+    ) -> RemoteCall:
+        """Validate here (fast errors), then describe the call as data."""
+        from toolctx._remote import RemoteCall
+
+        args = _calls.decode_arguments(call, entry, self._limits)
+        ft = entry.function_tool
+        if ft is not None:
+            try:
+                ft._structurer.structure(args)  # noqa: SLF001
+            except ToolArgumentsError as exc:
+                named = exc.with_tool_name(call.name)
+                raise Failure(str(named), named) from None
+        # A tool the workers cannot import is a host bug: TypeError.
+        return RemoteCall.for_tool(
+            entry.tool,
+            args,
+            ctx,
+            scope_loader=self._scope_loader,
+            timeout=timeout,
+            include_exception_messages=self.include_exception_messages,
+        )
+
+    def _remote_sync(
+        self, remote: RemoteCall, call: ToolCall, ctx: ExecutionContext
+    ) -> Any:
+        from toolctx._remote import run_remote
+
+        assert self._executor is not None  # noqa: S101 - checked by caller
+        try:
+            outcome = self._executor.submit(run_remote, remote).result()
+        except Exception as exc:  # noqa: BLE001 - executor failures are results
+            raise _executor_failure(call, exc) from None
+        return _apply_outcome(outcome, ctx)
+
+    async def _remote_async(
+        self,
+        remote: RemoteCall,
+        call: ToolCall,
+        ctx: ExecutionContext,
+        timeout: float | None,
+    ) -> Any:
+        from toolctx._remote import run_remote
+
+        assert self._executor is not None  # noqa: S101 - checked by caller
+        future = asyncio.wrap_future(self._executor.submit(run_remote, remote))
+        try:
+            outcome = (
+                await future
+                if timeout is None
+                else await _calls.with_timeout(future, timeout, call.name)
+            )
+        except _calls.ToolTimeoutError as exc:
+            raise Failure(str(exc), exc) from None
+        except Exception as exc:  # noqa: BLE001 - executor failures are results
+            raise _executor_failure(call, exc) from None
+        return _apply_outcome(outcome, ctx)
+
     # -- shared steps ------------------------------------------------------
 
     def _failure(self, call: ToolCall, exc: Exception) -> Failure:
@@ -542,6 +667,26 @@ class Dispatcher:
                 )
                 raise TypeError(msg)
         return result
+
+
+def _apply_outcome(outcome: RemoteOutcome, ctx: ExecutionContext) -> Any:
+    """Copy what the worker recorded onto this call; raise its failure."""
+    recorder = ctx._recorder  # noqa: SLF001
+    assert recorder is not None  # noqa: S101 - a dispatched call
+    if outcome.metadata:
+        recorder.metadata = dict(outcome.metadata)
+    if outcome.error is not None:
+        raise Failure(outcome.error, outcome.exception)
+    if outcome.state_changes:
+        recorder.state_changes = dict(outcome.state_changes)
+    return outcome.output
+
+
+def _executor_failure(call: ToolCall, exc: Exception) -> Failure:
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return Failure(
+        f"Tool {call.name!r} could not run in the executor: {detail}", exc
+    )
 
 
 def _run_then_collect(body: Any) -> list[Any]:

@@ -13,6 +13,7 @@ parent turns into the :class:`~toolctx.ToolResult`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import inspect
 import os
@@ -21,6 +22,7 @@ import re
 import socket
 import sys
 import threading
+import weakref
 
 from collections.abc import Awaitable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -51,6 +53,7 @@ from toolctx._context import (
     derive_call_context,
 )
 from toolctx._current import reset_current, set_current
+from toolctx._frozen import freeze_mapping
 from toolctx._keys import known_key
 from toolctx._protocols import Tool
 from toolctx._records import ToolCall, ToolResult
@@ -78,6 +81,9 @@ _IDENT = r"[A-Za-z_]\w*"
 _REFERENCE = re.compile(rf"^{_IDENT}(\.{_IDENT})*:{_IDENT}(\.{_IDENT})*$")
 _HOST = socket.gethostname()
 
+_references: weakref.WeakKeyDictionary[Tool, dict[bool, str]] = (
+    weakref.WeakKeyDictionary()
+)
 _resolved: dict[str, object] = {}
 _entries: dict[tuple[str, str], ToolEntry] = {}
 _lock = threading.Lock()
@@ -129,6 +135,17 @@ def tool_reference(tool: Tool, *, allow_main: bool = False) -> str:
 
     .. versionadded:: 0.1.0
     """
+    try:
+        return _references[tool][allow_main]
+    except (KeyError, TypeError):  # not cached yet, or not weak-referable
+        pass
+    ref = _find_reference(tool, allow_main=allow_main)
+    with contextlib.suppress(TypeError):
+        _references.setdefault(tool, {})[allow_main] = ref
+    return ref
+
+
+def _find_reference(tool: Tool, *, allow_main: bool) -> str:
     if isinstance(tool, FunctionTool):
         name = tool.name
         module = getattr(tool.fn, "__module__", None)
@@ -150,23 +167,31 @@ def tool_reference(tool: Tool, *, allow_main: bool = False) -> str:
     if mod is not None:
         if qualname is not None and "<locals>" not in qualname:
             found = _walk(mod, qualname)
-            if any(found is obj for obj in accepted):
+            if found is tool:
                 return f"{module}:{qualname}"
-        for attr, value in vars(mod).items():
-            if any(value is obj for obj in accepted):
-                return f"{module}:{attr}"
+        for obj in accepted:  # prefer the tool object to its function
+            for attr, value in vars(mod).items():
+                if value is obj:
+                    return f"{module}:{attr}"
+    raise _unreachable(name, module, qualname, imported=mod is not None)
+
+
+def _unreachable(
+    name: str, module: object, qualname: str | None, *, imported: bool
+) -> TypeError:
     if qualname is not None and "<locals>" in qualname:
         where = "is defined inside a function"
-    elif mod is None:
+    elif not isinstance(module, str):
+        where = "does not come from an importable module"
+    elif not imported:
         where = f"comes from {module!r}, which is not an imported module"
     else:
         where = f"is not a module-level attribute of {module!r}"
-    msg = (
+    return TypeError(
         f"Tool {name!r} {where}, so a worker process cannot import it. "
         "Define it at module level in an importable module (for example "
         "`@tool` on a top-level function, or `my_tool = MyTool()`)."
     )
-    raise TypeError(msg)
 
 
 def _tool_name(tool: Tool) -> str:
@@ -314,14 +339,28 @@ def worker_name() -> str:
 # -- the payloads ------------------------------------------------------------
 
 
-def _check_reference(_: object, attribute: Any, value: str) -> None:
-    text: object = value  # attrs runs validators on unchecked input
+def check_reference(value: str, what: str = "reference") -> str:
+    """Return *value* if it reads ``"package.module:name"``.
+
+    Checks the form only; nothing is imported.
+
+    Raises:
+        ValueError: *value* is not an import reference.
+
+    .. versionadded:: 0.1.0
+    """
+    text: object = value  # callers pass unchecked input
     if not isinstance(text, str) or not _REFERENCE.match(text):
         msg = (
-            f"{attribute.name} must be an import reference "
-            f"'package.module:name', got {value!r}."
+            f"{what} must be an import reference 'package.module:name', "
+            f"got {value!r}."
         )
         raise ValueError(msg)
+    return text
+
+
+def _check_reference(_: object, attribute: Any, value: str) -> None:
+    check_reference(value, attribute.name)
 
 
 def _check_timeout(_: object, __: Any, value: float | None) -> None:
@@ -499,6 +538,30 @@ class RemoteOutcome:
         """
         return self.error is not None
 
+    @classmethod
+    def lost(cls, call: RemoteCall, exc: BaseException) -> RemoteOutcome:
+        """Return the error outcome for a call the executor did not run.
+
+        For a failure of the transport rather than the tool: a worker
+        process that died (``BrokenProcessPool``), a payload that would not
+        pickle, a Dask worker lost. The model reads that the tool failed;
+        the exception stays on the outcome for the host.
+
+        .. versionadded:: 0.1.0
+        """
+        name = call.tool_name
+        detail = (
+            f" (its worker could not run it: {type(exc).__name__}: {exc})"
+            if call.include_exception_messages
+            else ""
+        )
+        return cls(
+            error=f"Tool {name!r} failed{detail}.",
+            exception_type=_type_name(exc),
+            exception=exc,
+            worker="",
+        )
+
     def to_result(
         self,
         *,
@@ -526,8 +589,16 @@ class RemoteOutcome:
             is_error=self.error is not None,
             error=self.error,
             exception=self.exception,
-            metadata=_typed_entries(self.metadata),
-            state_changes=_typed_entries(self.state_changes),
+            metadata=freeze_mapping(
+                _typed_entries(self.metadata),
+                "ToolResult.metadata",
+                deep=False,
+            ),
+            state_changes=freeze_mapping(
+                _typed_entries(self.state_changes),
+                "ToolResult.state_changes",
+                deep=False,
+            ),
             duration_ns=self.duration_ns
             if duration_ns is None
             else duration_ns,
@@ -661,11 +732,15 @@ def run_remote(call: RemoteCall) -> RemoteOutcome:
     start = perf_counter_ns()
     recorder = CallRecorder()
     ctx: ExecutionContext | None = None
-    request = ToolCall(call.tool_name, call.arguments)
+    call_id = call.context.get("tool_call_id")
+    request = ToolCall(
+        call.tool_name,
+        call.arguments,
+        call_id if isinstance(call_id, str) else None,
+    )
     try:
         entry = _entry(call.tool_ref, call.tool_name)
         ctx = _restore(call, recorder)
-        request = ToolCall(call.tool_name, call.arguments, ctx.tool_call_id)
         fn, args = prepare(request, entry, ctx)
         token = set_current(ctx)
         try:
@@ -788,19 +863,21 @@ def _failed(
     except ContextDataError:
         metadata = {}
     exc = failure.exception
-    cls = type(exc)
     return RemoteOutcome(
         error=failure.message,
-        exception_type=None
-        if exc is None
-        else cls.__qualname__
-        if cls.__module__ == "builtins"
-        else f"{cls.__module__}.{cls.__qualname__}",
+        exception_type=None if exc is None else _type_name(exc),
         exception=None if exc is None else _portable(exc),
         metadata=metadata,
         worker=worker_name(),
         duration_ns=perf_counter_ns() - start,
     )
+
+
+def _type_name(exc: BaseException) -> str:
+    cls = type(exc)
+    if cls.__module__ == "builtins":
+        return cls.__qualname__
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _portable(exc: BaseException) -> BaseException | None:

@@ -61,7 +61,11 @@ def _open(
 ) -> _Open | None:
     """Build the call's context; None when it is not a streaming tool."""
     entry = dispatcher.registry.entry(call.name)
-    if entry is None or entry.mode not in {STREAM, ASYNC_STREAM}:
+    if (
+        entry is None
+        or entry.mode not in {STREAM, ASYNC_STREAM}
+        or dispatcher.executor is not None  # remote streams arrive whole
+    ):
         return None
     start = perf_counter_ns()
     bound = get_current()

@@ -1,0 +1,240 @@
+"""Tools that worker processes import by reference in tests/test_remote*.
+
+Everything here is module-level on purpose: a worker process (a spawned
+process pool, a Dask worker) finds the tools, the context keys and the
+scope loader by importing this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any
+
+import attrs
+
+from toolctx import (
+    ContextKey,
+    ExecutionContext,
+    Registry,
+    ToolDefinition,
+    ToolDenied,
+    current_context,
+    execution_context,
+    publish,
+    set_state,
+    tool,
+)
+
+
+@attrs.frozen
+class Tenant:
+    """A typed context value that must survive the trip as a Tenant."""
+
+    name: str
+    plan: str
+
+
+@attrs.frozen
+class User:
+    """The runtime scope: rebuilt in the worker by load_scope."""
+
+    name: str
+    pid: int
+
+
+TENANT = ContextKey("remote_tests.tenant", Tenant)
+AUDIT = ContextKey("remote_tests.audit", Tenant)
+LOADED: list[str] = []
+
+
+def load_scope(ctx: ExecutionContext) -> User:
+    """Rebuild the scope from the serialized identity (the user id)."""
+    LOADED.append(ctx.invocation_id)
+    return User(name=f"user:{ctx.user_id}", pid=os.getpid())
+
+
+def broken_loader(ctx: ExecutionContext) -> User:
+    """A scope loader that fails."""
+    msg = f"no such user {ctx.user_id!r}"
+    raise LookupError(msg)
+
+
+not_callable_loader = 42
+
+
+@tool
+def whoami(ctx: ExecutionContext) -> dict[str, Any]:
+    """Report what the worker sees of the call's context."""
+    return {
+        "pid": os.getpid(),
+        "invocation_id": ctx.invocation_id,
+        "parent_invocation_id": ctx.parent_invocation_id,
+        "tool_call_id": ctx.tool_call_id,
+        "tool_name": ctx.tool_name,
+        "session_id": ctx.session_id,
+        "user_id": ctx.user_id,
+        "agent_id": ctx.agent_id,
+        "turn": ctx.turn,
+        "metadata": dict(ctx.metadata),
+        "state": dict(ctx.state),
+        "prior": [r.name for r in ctx.prior_results],
+        "bound_is_param": execution_context() is ctx,
+        "scope_is_none": ctx.scope is None,
+    }
+
+
+@tool
+def tenant_info() -> dict[str, Any]:
+    """Read a typed value: it must come back as a Tenant."""
+    tenant = execution_context().require(TENANT)
+    return {"type": type(tenant).__name__, "name": tenant.name}
+
+
+@tool
+def record(n: int) -> int:
+    """Publish metadata and set state, then return twice *n*."""
+    publish(AUDIT, Tenant(name="acme", plan=f"plan-{n}"))
+    publish("plain", {"n": n})
+    set_state("count", n)
+    set_state(TENANT, Tenant(name="globex", plan="pro"))
+    return n * 2
+
+
+@tool
+def explode(message: str) -> None:
+    """Raise a ValueError after publishing something."""
+    publish("before", "crash")
+    set_state("lost", True)
+    raise ValueError(message)
+
+
+class LockedError(Exception):
+    """An exception that cannot be pickled (it holds a lock)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.lock = threading.Lock()
+
+
+@tool
+def explode_unpicklable() -> None:
+    """Raise an exception that cannot cross a process."""
+    msg = "holding a lock"
+    raise LockedError(msg)
+
+
+@tool
+def deny() -> None:
+    """Refuse from inside the tool."""
+    msg = "the user said no"
+    raise ToolDenied(msg)
+
+
+@tool
+def needs_scope() -> dict[str, Any]:
+    """Read the scope as a User."""
+    user = execution_context().scope_as(User)
+    return {"name": user.name, "scope_pid": user.pid, "pid": os.getpid()}
+
+
+@tool
+def publish_unserializable() -> str:
+    """Publish a value that has no JSON form."""
+    publish("thing", object())
+    return "done"
+
+
+@tool
+async def async_whoami(delay: float = 0.0) -> dict[str, Any]:
+    """Sleep, then report the context seen inside the event loop."""
+    await asyncio.sleep(delay)
+    ctx = execution_context()
+    set_state("async", True)
+    return {"invocation_id": ctx.invocation_id, "user_id": ctx.user_id}
+
+
+@tool
+def countdown(n: int) -> Iterator[int]:
+    """A generator tool: its chunks become the output list."""
+    for i in range(n, 0, -1):
+        yield i
+    set_state("counted", n)
+
+
+@tool
+async def acountdown(n: int) -> AsyncIterator[dict[str, Any]]:
+    """An async generator tool that reads its context on every step."""
+    for i in range(n):
+        await asyncio.sleep(0)
+        yield {"i": i, "user": execution_context().user_id}
+
+
+@tool(name="renamed_tool")
+def renamed_impl(text: str) -> str:
+    """A tool whose name differs from its function's name."""
+    return text.upper()
+
+
+def shout(text: str) -> str:
+    """A plain function that a tool below wraps under another name."""
+    return text.upper() + "!"
+
+
+loud = tool(name="loud", timeout=5)(shout)
+
+
+def plain_add(a: int, b: int) -> int:
+    """Add two integers (a plain function, registered undecorated)."""
+    return a + b
+
+
+class WeatherTool:
+    """A hand-written Tool: definition() and execute(args)."""
+
+    def definition(self) -> ToolDefinition:
+        """Describe the tool."""
+        return ToolDefinition(
+            name="weather",
+            description="Weather for a city.",
+            parameters={
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+                "additionalProperties": False,
+            },
+        )
+
+    def execute(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Answer from the arguments and the context."""
+        ctx = execution_context()
+        publish("source", "fake")
+        return {"city": args["city"], "user": ctx.user_id}
+
+
+weather = WeatherTool()
+
+
+class NotATool:
+    """Has no definition()/execute()."""
+
+
+registry = Registry([whoami, record, plain_add, weather])
+
+
+def context_is_clear() -> bool:
+    """Whether no context is bound in this worker (run after a call)."""
+    return current_context() is None
+
+
+def worker_pid() -> int:
+    """The worker's pid."""
+    return os.getpid()
+
+
+def loaded_scopes() -> list[str]:
+    """The invocation ids load_scope saw in this process."""
+    return list(LOADED)
