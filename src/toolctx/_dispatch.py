@@ -10,7 +10,7 @@ from concurrent.futures import Executor
 from contextvars import copy_context
 from functools import partial
 from time import perf_counter_ns
-from typing import TYPE_CHECKING, Any, cast, final
+from typing import Any, cast, final
 
 import attrs
 
@@ -37,12 +37,9 @@ from toolctx._registry import (
     Registry,
     ToolEntry,
 )
+from toolctx._remote import RemoteCall, RemoteOutcome, run_remote
 from toolctx._session import Session
 from toolctx.exceptions import ToolArgumentsError, ToolctxError, ToolDenied
-
-
-if TYPE_CHECKING:
-    from toolctx._remote import RemoteCall, RemoteOutcome
 
 
 _EMPTY_TEMPLATE = ExecutionContext(invocation_id="")
@@ -551,8 +548,6 @@ class Dispatcher:
         timeout: float | None = None,
     ) -> RemoteCall:
         """Validate here (fast errors), then describe the call as data."""
-        from toolctx._remote import RemoteCall
-
         args = _calls.decode_arguments(call, entry, self._limits)
         ft = entry.function_tool
         if ft is not None:
@@ -574,8 +569,6 @@ class Dispatcher:
     def _remote_sync(
         self, remote: RemoteCall, call: ToolCall, ctx: ExecutionContext
     ) -> Any:
-        from toolctx._remote import run_remote
-
         assert self._executor is not None  # noqa: S101 - checked by caller
         try:
             outcome = self._executor.submit(run_remote, remote).result()
@@ -590,8 +583,6 @@ class Dispatcher:
         ctx: ExecutionContext,
         timeout: float | None,
     ) -> Any:
-        from toolctx._remote import run_remote
-
         assert self._executor is not None  # noqa: S101 - checked by caller
         future = asyncio.wrap_future(self._executor.submit(run_remote, remote))
         try:
@@ -674,11 +665,11 @@ def _apply_outcome(outcome: RemoteOutcome, ctx: ExecutionContext) -> Any:
     recorder = ctx._recorder  # noqa: SLF001
     assert recorder is not None  # noqa: S101 - a dispatched call
     if outcome.metadata:
-        recorder.metadata = dict(outcome.metadata)
+        recorder.metadata = outcome.typed_metadata()
     if outcome.error is not None:
         raise Failure(outcome.error, outcome.exception)
     if outcome.state_changes:
-        recorder.state_changes = dict(outcome.state_changes)
+        recorder.state_changes = outcome.typed_state_changes()
     return outcome.output
 
 

@@ -43,8 +43,7 @@ Schema = dict[str, Any]
 
 _DEF_CONTAINERS: Final = ("$defs", "definitions")
 
-# Keywords that describe a value but never constrain its shape: safe to
-# drop wherever a dialect does not list them.
+# The string formats strict mode accepts; others are dropped.
 _OPENAI_FORMATS: Final = frozenset(
     {
         "date-time",
@@ -58,6 +57,9 @@ _OPENAI_FORMATS: Final = frozenset(
         "uuid",
     }
 )
+# Keywords each dialect takes over as they are. Any keyword not listed
+# (nor rebuilt by the walker) is dropped: that only loosens what the model
+# is told, never what the dispatcher accepts.
 _OPENAI_KEEP: Final = frozenset(
     {
         "type",
@@ -122,7 +124,6 @@ class _Walker:
     def __init__(self, provider: str, tool: str, root: Schema) -> None:
         self.provider = provider
         self.tool = tool
-        self.root = root
         self.defs: dict[str, Schema] = {}
         for container in _DEF_CONTAINERS:
             found = root.get(container)
@@ -434,7 +435,7 @@ def _recursive_refs(walker: _Walker) -> frozenset[str]:
     edges: dict[str, list[tuple[str, bool, str]]] = {}
     for ref, sub in walker.defs.items():
         found: list[tuple[str, bool, str]] = []
-        _collect_refs(sub, ref, optional=False, found=found)
+        _collect_refs(sub, ref[1:], optional=False, found=found)
         edges[ref] = found
     recursive = {ref for ref in edges if _reaches(edges, ref, ref)}
     required_only = {

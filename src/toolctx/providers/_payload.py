@@ -50,6 +50,21 @@ def as_list(value: object, what: str, provider: str) -> list[Any]:
     raise ProviderPayloadError(msg, provider=provider)
 
 
+def expect_keys(
+    data: Mapping[str, Any], keys: tuple[str, ...], what: str, provider: str
+) -> None:
+    """Raise unless *data* has one of *keys* (so a wrong payload is loud)."""
+    if any(key in data for key in keys):
+        return
+    shown = ", ".join(repr(k) for k in list(data)[:10]) or "none"
+    msg = (
+        f"Expected {what}, with one of the keys "
+        f"{', '.join(repr(k) for k in keys)}; got a dict with the keys "
+        f"{shown}. Is this another API's payload?"
+    )
+    raise ProviderPayloadError(msg, provider=provider)
+
+
 def first(data: Mapping[str, Any], *keys: str) -> Any:
     """The value of the first of *keys* present in *data* and not None."""
     for key in keys:

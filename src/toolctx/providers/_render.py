@@ -18,6 +18,17 @@ from toolctx._records import ToolResult
 from toolctx.providers._errors import ProviderPayloadError
 
 
+def check_result(result: object, function: str) -> ToolResult:
+    """*result* if it is a ToolResult, else a TypeError saying what to pass."""
+    if not isinstance(result, ToolResult):
+        msg = (
+            f"{function}() takes a toolctx.ToolResult (what "
+            f"Dispatcher.dispatch returns), got {type(result).__name__}."
+        )
+        raise TypeError(msg)
+    return result
+
+
 def content_text(result: ToolResult) -> str:
     """The text the model sees for *result*.
 

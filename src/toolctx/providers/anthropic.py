@@ -39,12 +39,23 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import Registry
-from toolctx.providers._payload import as_list, as_mapping, load, make_call
-from toolctx.providers._render import content_text, plain, require_call_id
+from toolctx.providers._payload import (
+    as_list,
+    as_mapping,
+    expect_keys,
+    load,
+    make_call,
+)
+from toolctx.providers._render import (
+    check_result,
+    content_text,
+    plain,
+    require_call_id,
+)
 
 
 __all__ = [
@@ -99,7 +110,8 @@ def parse_calls(payload: object) -> list[ToolCall]:
     """
     data = load(payload)
     if isinstance(data, Mapping):
-        data = data.get("content")
+        expect_keys(data, ("content",), "a Message", _PROVIDER)
+        data = data["content"]
         if isinstance(data, str):
             return []
     blocks = as_list(data, "a Message or its content blocks", _PROVIDER)
@@ -130,9 +142,11 @@ def result_block(result: ToolResult) -> dict[str, Any]:
 
     Raises:
         ProviderPayloadError: The result has no ``call_id``.
+        TypeError: *result* is not a :class:`~toolctx.ToolResult`.
 
     .. versionadded:: 0.1.0
     """
+    result = check_result(result, "result_block")
     block: dict[str, Any] = {
         "type": "tool_result",
         "tool_use_id": require_call_id(
@@ -171,9 +185,17 @@ def results_message(results: Iterable[ToolResult]) -> dict[str, Any]:
         ProviderPayloadError: A result has no ``call_id``.
         ValueError: *results* is empty (Anthropic rejects an empty
             message).
+        TypeError: An item is not a :class:`~toolctx.ToolResult`.
 
     .. versionadded:: 0.1.0
     """
+    if isinstance(cast("object", results), ToolResult):
+        msg = (
+            "results_message() takes an iterable of ToolResult; "
+            "use result_message() for a single one."
+        )
+        raise TypeError(msg)
+    results = [check_result(r, "results_message") for r in results]
     blocks = [result_block(result) for result in results]
     if not blocks:
         msg = (

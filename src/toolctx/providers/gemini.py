@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import Registry
@@ -56,11 +56,17 @@ from toolctx.providers._dialects import gemini as gemini_schema
 from toolctx.providers._payload import (
     as_list,
     as_mapping,
+    expect_keys,
     first,
     load,
     make_call,
 )
-from toolctx.providers._render import compact_json, error_text, plain
+from toolctx.providers._render import (
+    check_result,
+    compact_json,
+    error_text,
+    plain,
+)
 
 
 __all__ = [
@@ -135,17 +141,23 @@ def parse_calls(payload: object) -> list[ToolCall]:
     .. versionadded:: 0.1.0
     """
     data = load(payload)
-    if isinstance(data, Mapping) and "candidates" in data:
-        candidates = as_list(data["candidates"], "'candidates'", _PROVIDER)
-        if not candidates:
-            return []
-        data = as_mapping(candidates[0], "candidates[0]", _PROVIDER)
-    if isinstance(data, Mapping) and "parts" not in data:
-        content = data.get("content")
-        if content is None:
-            return []
-        data = as_mapping(content, "the candidate's content", _PROVIDER)
     if isinstance(data, Mapping):
+        expect_keys(
+            data,
+            ("candidates", "content", "parts"),
+            "a GenerateContentResponse, a candidate or a Content",
+            _PROVIDER,
+        )
+        if "candidates" in data:
+            candidates = as_list(data["candidates"], "'candidates'", _PROVIDER)
+            if not candidates:
+                return []
+            data = as_mapping(candidates[0], "candidates[0]", _PROVIDER)
+        if "parts" not in data:
+            content = data.get("content")
+            if content is None:
+                return []  # e.g. a candidate blocked for safety
+            data = as_mapping(content, "the candidate's content", _PROVIDER)
         data = data.get("parts")
     parts = as_list(data, "a response, a content or parts", _PROVIDER)
     calls: list[ToolCall] = []
@@ -176,10 +188,12 @@ def result_part(result: ToolResult) -> dict[str, Any]:
     call's id when it had one. Host-only fields never appear.
 
     Raises:
-        TypeError: The output is not JSON data.
+        TypeError: *result* is not a :class:`~toolctx.ToolResult`, or its
+            output is not JSON data.
 
     .. versionadded:: 0.1.0
     """
+    result = check_result(result, "result_part")
     if result.is_error:
         response: dict[str, Any] = {"error": error_text(result)}
     else:
@@ -210,9 +224,17 @@ def results_message(results: Iterable[ToolResult]) -> dict[str, Any]:
 
     Raises:
         ValueError: *results* is empty.
+        TypeError: An item is not a :class:`~toolctx.ToolResult`.
 
     .. versionadded:: 0.1.0
     """
+    if isinstance(cast("object", results), ToolResult):
+        msg = (
+            "results_message() takes an iterable of ToolResult; "
+            "use result_message() for a single one."
+        )
+        raise TypeError(msg)
+    results = [check_result(r, "results_message") for r in results]
     parts = [result_part(result) for result in results]
     if not parts:
         msg = (

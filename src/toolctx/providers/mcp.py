@@ -39,7 +39,7 @@ from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import Registry
 from toolctx.providers._errors import ProviderPayloadError
 from toolctx.providers._payload import as_list, as_mapping, load, make_call
-from toolctx.providers._render import content_text, plain
+from toolctx.providers._render import check_result, content_text, plain
 
 
 __all__ = ["parse_calls", "result_message", "tools"]
@@ -129,8 +129,12 @@ def result_message(result: ToolResult) -> dict[str, Any]:
     are results with ``"isError": true``, as MCP asks, never JSON-RPC
     errors. Host-only fields never appear.
 
+    Raises:
+        TypeError: *result* is not a :class:`~toolctx.ToolResult`.
+
     .. versionadded:: 0.1.0
     """
+    result = check_result(result, "result_message")
     message: dict[str, Any] = {
         "content": [{"type": "text", "text": content_text(result)}],
         "isError": bool(result.is_error),

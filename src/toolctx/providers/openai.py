@@ -53,10 +53,16 @@ from toolctx.providers._dialects import openai_strict
 from toolctx.providers._payload import (
     as_list,
     as_mapping,
+    expect_keys,
     load,
     make_call,
 )
-from toolctx.providers._render import content_text, plain, require_call_id
+from toolctx.providers._render import (
+    check_result,
+    content_text,
+    plain,
+    require_call_id,
+)
 
 
 __all__ = [
@@ -138,6 +144,13 @@ def parse_calls(payload: object) -> list[ToolCall]:
     """
     data = load(payload)
     if isinstance(data, Mapping):
+        expect_keys(
+            data,
+            ("choices", "tool_calls", "role"),
+            "a ChatCompletion or an assistant message (for the Responses "
+            "API use parse_responses_calls())",
+            _PROVIDER,
+        )
         if "choices" in data:
             choices = as_list(data["choices"], "'choices'", _PROVIDER)
             if not choices:
@@ -183,9 +196,11 @@ def result_message(result: ToolResult) -> dict[str, Any]:
 
     Raises:
         ProviderPayloadError: The result has no ``call_id``.
+        TypeError: *result* is not a :class:`~toolctx.ToolResult`.
 
     .. versionadded:: 0.1.0
     """
+    result = check_result(result, "result_message")
     return {
         "role": "tool",
         "tool_call_id": require_call_id(
@@ -251,7 +266,14 @@ def parse_responses_calls(payload: object) -> list[ToolCall]:
     """
     data = load(payload)
     if isinstance(data, Mapping):
-        items = as_list(data.get("output"), "the 'output' list", _PROVIDER)
+        expect_keys(
+            data,
+            ("output",),
+            "a Responses API Response (for Chat Completions use "
+            "parse_calls())",
+            _PROVIDER,
+        )
+        items = as_list(data["output"], "the 'output' list", _PROVIDER)
     else:
         items = as_list(data, "a Response or its output list", _PROVIDER)
     calls: list[ToolCall] = []
@@ -279,9 +301,11 @@ def responses_result_item(result: ToolResult) -> dict[str, Any]:
 
     Raises:
         ProviderPayloadError: The result has no ``call_id``.
+        TypeError: *result* is not a :class:`~toolctx.ToolResult`.
 
     .. versionadded:: 0.1.0
     """
+    result = check_result(result, "responses_result_item")
     return {
         "type": "function_call_output",
         "call_id": require_call_id(
