@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
@@ -160,8 +161,7 @@ async def async_whoami(delay: float = 0.0) -> dict[str, Any]:
 @tool
 def countdown(n: int) -> Iterator[int]:
     """A generator tool: its chunks become the output list."""
-    for i in range(n, 0, -1):
-        yield i
+    yield from range(n, 0, -1)
     set_state("counted", n)
 
 
@@ -223,6 +223,19 @@ class NotATool:
 
 
 registry = Registry([whoami, record, plain_add, weather])
+
+
+@tool
+def crash_worker() -> None:
+    """Kill the worker process outright (a lost call)."""
+    os._exit(3)
+
+
+@tool(timeout=0.1)
+def sleepy(seconds: float) -> str:
+    """A sync tool that outlives its timeout."""
+    time.sleep(seconds)
+    return "late"
 
 
 def context_is_clear() -> bool:

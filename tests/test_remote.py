@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import concurrent.futures.process
 import json
 import multiprocessing
 import os
@@ -333,6 +334,24 @@ class TestRemoteOutcome:
         )
         assert (result.call_id, result.invocation_id) == ("c1", "inv-1")
         assert result.duration_ns == 10
+
+    def test_typed_accessors(self):
+        """typed_metadata/typed_state_changes restore known key types."""
+        outcome = RemoteOutcome(
+            metadata={"remote_tests.audit": {"name": "a", "plan": "b"}},
+            state_changes={"remote_tests.tenant": {"name": "c", "plan": "d"}},
+        )
+        assert outcome.typed_metadata() == {
+            "remote_tests.audit": rt.Tenant("a", "b")
+        }
+        assert outcome.typed_state_changes() == {
+            "remote_tests.tenant": rt.Tenant("c", "d")
+        }
+
+    def test_data_that_no_longer_fits_its_key_stays_json(self):
+        """A value that does not fit its key's type is kept as JSON data."""
+        outcome = RemoteOutcome(metadata={"remote_tests.audit": [1, 2]})
+        assert outcome.typed_metadata() == {"remote_tests.audit": [1, 2]}
 
     def test_to_result_error(self):
         """An error outcome becomes an error result with its exception."""
@@ -749,6 +768,17 @@ class TestDispatcherWithExecutor:
         assert session.state["count"] == 2
         assert result.metadata["plain"] == {"n": 2}
 
+    def test_typed_values_come_back_typed(self, dispatcher):
+        """Values published or set under a known key come back in its type."""
+        session = Session("s1", user_id="ada")
+        result = dispatcher.dispatch(ToolCall("record", '{"n": 3}'), session)
+        assert result.metadata["remote_tests.audit"] == rt.Tenant(
+            "acme", "plan-3"
+        )
+        assert result.state_changes["remote_tests.tenant"] == rt.Tenant(
+            "globex", "pro"
+        )
+
     def test_error_result(self, dispatcher):
         """A failure in the worker is an error result, not an exception."""
         result = dispatcher.dispatch(
@@ -790,6 +820,35 @@ class TestDispatcherWithExecutor:
         assert first.output["invocation_id"] == first.invocation_id
         assert second.output == {"city": "Rome", "user": "cy"}
         assert current_context() is None
+
+    def test_sync_tool_past_its_timeout(self, dispatcher):
+        """An adispatch stops waiting for a sync tool past its timeout."""
+        dispatcher.registry.register(rt.sleepy)
+
+        async def main() -> Any:
+            return await dispatcher.adispatch(
+                ToolCall("sleepy", '{"seconds": 0.5}'), ExecutionContext()
+            )
+
+        result = asyncio.run(main())
+        assert result.is_error
+        assert "timed out after 0.1 seconds" in (result.error or "")
+
+    def test_lost_worker_is_an_error_result(self):
+        """A worker process that dies gives an error result, not a raise."""
+        registry = Registry([rt.crash_worker])
+        with concurrent.futures.ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("spawn")
+        ) as own_pool:
+            dispatcher = Dispatcher(registry, executor=own_pool)
+            result = dispatcher.dispatch(
+                ToolCall("crash_worker", "{}"), ExecutionContext()
+            )
+        assert result.is_error
+        assert "BrokenProcessPool" in (result.error or "")
+        assert isinstance(
+            result.exception, concurrent.futures.process.BrokenProcessPool
+        )
 
     def test_local_tool_is_refused(self, pool):
         """A tool defined in a function cannot be sent to a pool."""

@@ -538,29 +538,23 @@ class RemoteOutcome:
         """
         return self.error is not None
 
-    @classmethod
-    def lost(cls, call: RemoteCall, exc: BaseException) -> RemoteOutcome:
-        """Return the error outcome for a call the executor did not run.
+    def typed_metadata(self) -> dict[str, Any]:
+        """Return ``metadata`` with values of known keys in their type.
 
-        For a failure of the transport rather than the tool: a worker
-        process that died (``BrokenProcessPool``), a payload that would not
-        pickle, a Dask worker lost. The model reads that the tool failed;
-        the exception stays on the outcome for the host.
+        A value published under a :class:`~toolctx.ContextKey` that this
+        process knows comes back as the key's type (an attrs class, an
+        enum...); other values stay JSON data.
 
         .. versionadded:: 0.1.0
         """
-        name = call.tool_name
-        detail = (
-            f" (its worker could not run it: {type(exc).__name__}: {exc})"
-            if call.include_exception_messages
-            else ""
-        )
-        return cls(
-            error=f"Tool {name!r} failed{detail}.",
-            exception_type=_type_name(exc),
-            exception=exc,
-            worker="",
-        )
+        return _typed_entries(self.metadata)
+
+    def typed_state_changes(self) -> dict[str, Any]:
+        """Return ``state_changes`` with values of known keys in their type.
+
+        .. versionadded:: 0.1.0
+        """
+        return _typed_entries(self.state_changes)
 
     def to_result(
         self,
@@ -590,12 +584,10 @@ class RemoteOutcome:
             error=self.error,
             exception=self.exception,
             metadata=freeze_mapping(
-                _typed_entries(self.metadata),
-                "ToolResult.metadata",
-                deep=False,
+                self.typed_metadata(), "ToolResult.metadata", deep=False
             ),
             state_changes=freeze_mapping(
-                _typed_entries(self.state_changes),
+                self.typed_state_changes(),
                 "ToolResult.state_changes",
                 deep=False,
             ),

@@ -27,6 +27,7 @@ error results. The exceptions above reach *host* code only.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
@@ -36,6 +37,20 @@ class ToolctxError(Exception):
 
     .. versionadded:: 0.1.0
     """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickle as (args, attributes) without calling __init__ again, so
+        # that subclasses with their own __init__ signature cross processes
+        # intact (process pools, Dask).
+        return (_unpickle, (type(self), self.args, self.__dict__))
+
+
+def _unpickle(
+    cls: type[ToolctxError], args: tuple[Any, ...], state: dict[str, Any]
+) -> ToolctxError:
+    exc = cls.__new__(cls, *args)
+    exc.__dict__.update(state)
+    return exc
 
 
 class NoExecutionContextError(ToolctxError, LookupError):
