@@ -307,10 +307,8 @@ class Dispatcher:
             ctx, ran, refused = self._before(call, ctx, start)
             if refused is not None:
                 return self._after(call, ctx, ran, refused)
-        entry = self._lookup(call.name)
         try:
-            if entry is None:
-                raise _calls.unknown_tool(call, list(self.registry))
+            entry = self._entry(call)
             if self._executor is None:
                 output = self._execute(call, entry, ctx)
             else:
@@ -318,6 +316,14 @@ class Dispatcher:
                 output = self._remote_sync(remote, call, ctx)
         except Failure as failure:
             result = _calls.error_result(call, ctx, failure, start)
+        except BaseException:
+            # Cancellation, KeyboardInterrupt: interceptors whose before ran
+            # still see the call end (spans closed, audit written).
+            if ran:
+                self._after(
+                    call, ctx, ran, _cancelled_result(call, ctx, start)
+                )
+            raise
         else:
             result = _calls.ok_result(call, ctx, output, start)
         if ran:
@@ -433,33 +439,47 @@ class Dispatcher:
             ctx, ran, refused = self._before(call, ctx, start)
             if refused is not None:
                 return self._after(call, ctx, ran, refused)
-        entry = self._lookup(call.name)
         try:
-            if entry is None:
-                raise _calls.unknown_tool(call, list(self.registry))
+            entry = self._entry(call)
             timeout = entry.timeout or self.default_timeout
             if self._executor is None:
-                fn, args = _calls.prepare(call, entry, ctx, self._limits)
-                token = set_current(ctx)
-                try:
-                    value = await self._aexecute(
-                        entry, fn, args, timeout, call
-                    )
-                    output = unstructure_output(value)
-                except Exception as exc:  # noqa: BLE001 - failures are results
-                    raise self._failure(call, exc) from None
-                finally:
-                    reset_current(token)
+                output = await self._aexecute_here(call, entry, ctx, timeout)
             else:
                 remote = self._remote_call(call, entry, ctx, timeout)
                 output = await self._remote_async(remote, call, ctx, timeout)
         except Failure as failure:
             result = _calls.error_result(call, ctx, failure, start)
+        except BaseException:
+            # Cancellation, KeyboardInterrupt: interceptors whose before ran
+            # still see the call end (spans closed, audit written).
+            if ran:
+                self._after(
+                    call, ctx, ran, _cancelled_result(call, ctx, start)
+                )
+            raise
         else:
             result = _calls.ok_result(call, ctx, output, start)
         if ran:
             result = self._after(call, ctx, ran, result)
         return result
+
+    async def _aexecute_here(
+        self,
+        call: ToolCall,
+        entry: ToolEntry,
+        ctx: ExecutionContext,
+        timeout: float | None,
+    ) -> Any:
+        """Run the tool here with *ctx* bound; return JSON-safe output."""
+        fn, args = _calls.prepare(call, entry, ctx, self._limits)
+        token = set_current(ctx)
+        try:
+            value = await self._aexecute(entry, fn, args, timeout, call)
+            return unstructure_output(value)
+        except Exception as exc:  # noqa: BLE001 - tool failures are results
+            raise self._failure(call, exc) from None
+        finally:
+            reset_current(token)
 
     async def _aexecute(
         self,
@@ -599,6 +619,12 @@ class Dispatcher:
 
     # -- shared steps ------------------------------------------------------
 
+    def _entry(self, call: ToolCall) -> ToolEntry:
+        entry = self._lookup(call.name)
+        if entry is None:
+            raise _calls.unknown_tool(call, list(self.registry))
+        return entry
+
     def _failure(self, call: ToolCall, exc: Exception) -> Failure:
         return _calls.tool_failure(
             call, exc, detail=self.include_exception_messages
@@ -671,6 +697,13 @@ def _apply_outcome(outcome: RemoteOutcome, ctx: ExecutionContext) -> Any:
     if outcome.state_changes:
         recorder.state_changes = outcome.typed_state_changes()
     return outcome.output
+
+
+def _cancelled_result(
+    call: ToolCall, ctx: ExecutionContext, start: int
+) -> ToolResult:
+    failure = Failure(f"The call to tool {call.name!r} was cancelled.")
+    return _calls.error_result(call, ctx, failure, start)
 
 
 def _executor_failure(call: ToolCall, exc: Exception) -> Failure:
