@@ -41,6 +41,7 @@ from toolctx._interceptors import (
 )
 from toolctx._keys import ContextKey
 from toolctx._logging import CONTEXT_LOG_FIELDS, ContextLogFilter
+from toolctx._mcp_meta import context_from_meta, context_meta
 from toolctx._protocols import Interceptor, Tool
 from toolctx._records import (
     ToolCall,
@@ -140,6 +141,8 @@ __all__ = [
     "ToolctxError",
     "UnknownToolError",
     "bind_context",
+    "context_from_meta",
+    "context_meta",
     "current_context",
     "disable_lost_context_diagnostics",
     "enable_lost_context_diagnostics",

@@ -1,0 +1,9 @@
+"""``python -m toolctx``: the ``toolctx`` command line."""
+
+from __future__ import annotations
+
+from toolctx.cli import main
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

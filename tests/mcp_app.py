@@ -1,0 +1,146 @@
+"""Tools served over MCP in tests/test_mcp_server.py and tests/test_cli.py.
+
+Module-level on purpose: ``python -m toolctx serve tests.mcp_app:registry``
+imports this module in a subprocess.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from typing import Annotated, Any
+
+import attrs
+
+from toolctx import (
+    Dispatcher,
+    ExecutionContext,
+    Registry,
+    ToolCall,
+    ToolDenied,
+    ToolResult,
+    execution_context,
+    publish,
+)
+from toolctx._mcp_meta import context_meta
+
+
+class Unit(enum.Enum):
+    """A temperature unit."""
+
+    C = "c"
+    F = "f"
+
+
+@attrs.frozen
+class Reading:
+    """One thermometer reading."""
+
+    value: float
+    unit: Unit = Unit.C
+
+
+registry = Registry()
+
+
+@registry.tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first addend.
+        b: The second addend.
+    """
+    return a + b
+
+
+@registry.tool
+def whoami(ctx: ExecutionContext) -> dict[str, Any]:
+    """Report the context this call runs in."""
+    return {
+        "invocation_id": ctx.invocation_id,
+        "session_id": ctx.session_id,
+        "tool_call_id": ctx.tool_call_id,
+        "parent_invocation_id": ctx.parent_invocation_id,
+        "user_id": ctx.user_id,
+        "agent_id": ctx.agent_id,
+        "turn": ctx.turn,
+        "tool_name": ctx.tool_name,
+        "metadata": dict(ctx.metadata),
+        "scope": type(ctx.scope).__name__ if ctx.scope is not None else None,
+    }
+
+
+@registry.tool
+def convert(
+    readings: list[Reading],
+    to: Annotated[Unit, "The target unit."] = Unit.F,
+    note: str | None = None,
+) -> list[Reading]:
+    """Convert thermometer readings.
+
+    Args:
+        readings: The readings to convert.
+        to: The unit to convert to.
+        note: Ignored.
+    """
+    out = []
+    for r in readings:
+        if r.unit is to:
+            out.append(r)
+        elif to is Unit.F:
+            out.append(Reading(r.value * 9 / 5 + 32, Unit.F))
+        else:
+            out.append(Reading((r.value - 32) * 5 / 9, Unit.C))
+    return out
+
+
+@registry.tool
+def explode() -> None:
+    """Always fails."""
+    msg = "the reactor is offline"
+    raise RuntimeError(msg)
+
+
+@registry.tool
+def outgoing_meta() -> dict[str, Any]:
+    """Show the _meta this call would send to another MCP server."""
+    return context_meta(include_user=True)
+
+
+@registry.tool
+async def greet(name: str) -> str:
+    """Greet someone, asynchronously.
+
+    Args:
+        name: Who to greet.
+    """
+    return f"hello {name} from {execution_context().session_id}"
+
+
+@registry.tool
+def leaky() -> str:
+    """Publish a host-only secret and return a plain answer."""
+    publish("secret", "hunter2")
+    return "ok"
+
+
+class DenyAll:
+    """An interceptor that refuses every call (for Dispatcher targets)."""
+
+    def before(
+        self, call: ToolCall, context: ExecutionContext
+    ) -> ExecutionContext:
+        """Refuse."""
+        raise ToolDenied("nothing is allowed here")
+
+    def after(
+        self, call: ToolCall, context: ExecutionContext, result: ToolResult
+    ) -> ToolResult:
+        """Pass the result through."""
+        return result
+
+
+denying = Dispatcher(registry, interceptors=[DenyAll()])
+
+not_a_registry = {"add": add}
