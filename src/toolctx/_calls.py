@@ -126,6 +126,8 @@ def decode_arguments(
         return {}
     else:
         data = raw
+        if isinstance(data, Mapping):
+            _check_decoded(call, entry, data, limits)
     if type(data) is dict:
         return data
     if data is None:
@@ -161,7 +163,7 @@ def _parse(
             data = _decode_text(text)
         if size > 2 * limits.max_depth:
             _check_depth(text, data, limits.max_depth)
-        if "\\u" in text:
+        if "\\u" in text or not text.isascii():
             _check_surrogates(data)
     except (ValueError, RecursionError) as exc:
         raise Failure(
@@ -171,6 +173,59 @@ def _parse(
             exc,
         ) from None
     return data
+
+
+def _check_decoded(
+    call: ToolCall,
+    entry: ToolEntry,
+    data: Mapping[Any, Any],
+    limits: ArgumentLimits,
+) -> None:
+    """Give already-decoded arguments the checks JSON text gets.
+
+    Providers such as MCP, Anthropic and Gemini hand over decoded
+    mappings, so depth, non-string keys, non-finite numbers and lone
+    surrogates are checked on the data itself.
+    """
+    problem = _decoded_problem(data, limits.max_depth)
+    if problem is not None:
+        raise Failure(
+            f"The arguments for tool {call.name!r} are not valid JSON "
+            f"({problem}). Send one JSON object{_expected_keys(entry)}."
+        )
+
+
+def _decoded_problem(data: object, max_depth: int) -> str | None:
+    """Return what makes decoded data unlike parsed JSON, or None."""
+    stack: list[tuple[object, int]] = [(data, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            if any(type(k) is not str for k in item):
+                return "object keys must be strings"
+            children: list[object] = [*item.keys(), *item.values()]
+        elif isinstance(item, (list, tuple)):
+            children = list(item)
+        else:
+            problem = _scalar_problem(item)
+            if problem is not None:
+                return problem
+            continue
+        if depth > max_depth:
+            return f"nested deeper than {max_depth} levels; flatten the data"
+        stack.extend((child, depth + 1) for child in children)
+    return None
+
+
+def _scalar_problem(item: object) -> str | None:
+    if isinstance(item, float) and item - item != 0:
+        return f"{item!r} is not a JSON number; send a finite number"
+    if isinstance(item, str) and not item.isascii():
+        try:
+            item.encode()
+        except UnicodeEncodeError:
+            return "a string holds a lone UTF-16 surrogate; send valid text"
+    return None
 
 
 def _check_depth(text: str, data: object, max_depth: int) -> None:
@@ -336,6 +391,7 @@ def ok_result(
     metadata = NO_METADATA
     changes = NO_CHANGES
     if rec is not None:
+        rec.closed = True
         if rec.metadata is not None:
             metadata = freeze_mapping(
                 rec.metadata, "ToolResult.metadata", deep=False
@@ -368,6 +424,8 @@ def error_result(
     """An error result; published metadata kept, state changes dropped."""
     rec = ctx._recorder  # noqa: SLF001
     metadata = NO_METADATA
+    if rec is not None:
+        rec.closed = True
     if rec is not None and rec.metadata is not None:
         metadata = freeze_mapping(
             rec.metadata, "ToolResult.metadata", deep=False

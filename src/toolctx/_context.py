@@ -42,11 +42,12 @@ def _values(value: Mapping[str, object]) -> Mapping[str, object]:
 class CallRecorder:
     """Collects what a running call publishes; one per dispatched call."""
 
-    __slots__ = ("metadata", "state_changes")
+    __slots__ = ("closed", "metadata", "state_changes")
 
     def __init__(self) -> None:
         self.metadata: dict[str, object] | None = None
         self.state_changes: dict[str, object] | None = None
+        self.closed = False
 
 
 @final

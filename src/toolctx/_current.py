@@ -138,6 +138,14 @@ def _running_call(what: str) -> ExecutionContext:
             )
         )
         raise ToolctxError(msg)
+    if recorder.closed:
+        msg = (
+            f"{what}() was called after tool call {ctx.tool_name!r} "
+            f"(invocation {ctx.invocation_id}) finished, so its result is "
+            "already built. Join threads the tool starts before the tool "
+            "returns."
+        )
+        raise ToolctxError(msg)
     return ctx
 
 

@@ -28,7 +28,7 @@ from toolctx._context import (
 from toolctx._current import get_current, reset_current, set_current
 from toolctx._ids import new_invocation_id
 from toolctx._protocols import Interceptor
-from toolctx._records import ToolCall, ToolChunk, ToolResult
+from toolctx._records import ToolCall, ToolChunk, ToolResult, frozen_view
 from toolctx._registry import (
     ASYNC,
     ASYNC_STREAM,
@@ -260,7 +260,8 @@ class Dispatcher:
             if results:
                 template = attrs.evolve(
                     template,
-                    prior_results=template.prior_results + tuple(results),
+                    prior_results=template.prior_results
+                    + tuple(map(frozen_view, results)),
                 )
             results.append(self.dispatch(call, template))
         return results

@@ -202,3 +202,23 @@ def new_result(  # noqa: PLR0917 - hot path, positional on purpose
     _set_state_changes(result, state_changes)
     _set_duration_ns(result, duration_ns)
     return result
+
+
+def frozen_view(result: ToolResult) -> ToolResult:
+    """Return *result* as later calls see it in ``prior_results``.
+
+    Output, metadata and state changes are deep-frozen copies, so a later
+    tool cannot change what the host renders for an earlier call.
+    """
+    from toolctx._frozen import deep_freeze
+
+    return attrs.evolve(
+        result,
+        output=deep_freeze(result.output, "A prior result's output"),
+        metadata=freeze_mapping(
+            dict(result.metadata), "A prior result's metadata"
+        ),
+        state_changes=freeze_mapping(
+            dict(result.state_changes), "A prior result's state_changes"
+        ),
+    )

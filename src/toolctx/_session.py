@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast, final
 
 from toolctx._context import ExecutionContext
-from toolctx._records import ToolResult
+from toolctx._records import ToolResult, frozen_view
 
 
 @final
@@ -45,6 +45,7 @@ class Session:
 
     __slots__ = (
         "_lock",
+        "_views",
         "agent_id",
         "id",
         "metadata",
@@ -82,6 +83,7 @@ class Session:
         self.scope = scope
         self.results: list[ToolResult] = list(results)
         self._lock = threading.Lock()
+        self._views: dict[int, tuple[ToolResult, ToolResult]] = {}
 
     def __repr__(self) -> str:
         return (
@@ -114,6 +116,7 @@ class Session:
         with self._lock:
             self.turn += 1
             self.results.clear()
+            self._views.clear()
             return self.turn
 
     def context(self, **changes: Any) -> ExecutionContext:
@@ -130,11 +133,20 @@ class Session:
                 "metadata": self.metadata,
                 "values": self.values,
                 "state": self.state,
-                "prior_results": tuple(self.results),
+                "prior_results": tuple(map(self._view, self.results)),
                 "scope": self.scope,
             }
         base.update(changes)
         return ExecutionContext(**base)
+
+    def _view(self, result: ToolResult) -> ToolResult:
+        """The read-only copy of *result* later calls see (cached)."""
+        cached = self._views.get(id(result))
+        if cached is not None and cached[0] is result:
+            return cached[1]
+        view = frozen_view(result)
+        self._views[id(result)] = (result, view)
+        return view
 
     def record(self, result: ToolResult) -> None:
         """Append *result* to this turn and apply its state changes.

@@ -1078,6 +1078,8 @@ class StrictHooks:
 
     def _unstructure_hook(self, cls: type) -> Unhook:  # noqa: C901
         """How to convert instances of exactly *cls*."""
+        if _is_host_only(cls):
+            return _host_only
         if issubclass(cls, enum.Enum):
             return lambda v: self.unstructure(v.value)
         if attrs.has(cls) or dataclasses.is_dataclass(cls):
@@ -1283,6 +1285,29 @@ def _group_problems(
         else:
             problems.extend(_prefixed(keys.get(note.name, note.name), exc))
     return problems
+
+
+def _is_host_only(cls: type) -> bool:
+    """Whether *cls* carries host-only data that must not reach a model."""
+    from toolctx._context import CallRecorder, ExecutionContext
+    from toolctx._records import ToolResult
+    from toolctx._session import Session
+
+    return issubclass(
+        cls, (ExecutionContext, ToolResult, Session, CallRecorder)
+    )
+
+
+def _host_only(value: object) -> Any:
+    """Raise: contexts, results and sessions never become tool output."""
+    name = type(value).__qualname__
+    msg = (
+        f"A tool may not return {name} objects: they carry host-only "
+        f"data (scope, published metadata, state, exceptions) that must not "
+        f"reach the model. Return the fields you need, e.g. "
+        f"{{'invocation_id': ctx.invocation_id}}."
+    )
+    raise NotJSONError(msg)
 
 
 def _not_json(value: object) -> Any:
