@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from toolctx import (
     Dispatcher,
     ExecutionContext,
@@ -652,3 +655,74 @@ class TestAsyncDispatch:
         )
         assert result.is_error
         assert "timed out" in (result.error or "")
+
+
+class _PassThrough:
+    """An interceptor that changes nothing (forces the general path)."""
+
+    def before(
+        self, call: ToolCall, context: ExecutionContext
+    ) -> ExecutionContext:
+        return context
+
+    def after(
+        self, call: ToolCall, context: ExecutionContext, result: ToolResult
+    ) -> ToolResult:
+        return result
+
+
+class TestFastPathAgreement:
+    """The inlined fast path and the general path give the same results."""
+
+    @given(
+        st.one_of(
+            st.text(max_size=40),
+            st.dictionaries(
+                st.sampled_from(["a", "b", "c", "a "]),
+                st.one_of(
+                    st.integers(),
+                    st.floats(),
+                    st.booleans(),
+                    st.none(),
+                    st.text(max_size=5),
+                    st.lists(st.integers(), max_size=2),
+                ),
+                max_size=4,
+            ).map(json.dumps),
+            st.sampled_from(
+                [
+                    '{"a": 1, "a": 2}',
+                    '{"a": 1, "b": NaN}',
+                    '{"a": 1e999, "b": 2}',
+                    '{"a" : 1, "b": 2}',
+                    '{"a": 1, "b": 2} ',
+                    ' {"a": 1, "b": 2}',
+                    '{"a": 1, "b": "\\u00e9"}',
+                    '{"a":1,"b":2}',
+                    '{"a": 1.0, "b": 2}',
+                    '{"a": true, "b": 2}',
+                ]
+            ),
+        )
+    )
+    def test_same_outcome(self, text: str) -> None:
+        """Every argument text yields the same output or error either way."""
+        fast = Dispatcher(FAST_REGISTRY)
+        general = Dispatcher(FAST_REGISTRY, interceptors=[_PassThrough()])
+        a = fast.dispatch(ToolCall("add", text, "c"))
+        b = general.dispatch(ToolCall("add", text, "c"))
+        assert (a.is_error, a.error, a.output) == (
+            b.is_error,
+            b.error,
+            b.output,
+        )
+        assert current_context() is None
+
+
+FAST_REGISTRY = Registry()
+
+
+@FAST_REGISTRY.tool
+def add(a: int, b: int = 0) -> int:
+    """Add two integers."""
+    return a + b

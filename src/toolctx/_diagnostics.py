@@ -45,6 +45,7 @@ _HOOK = "_missing_context_hook"
 # them is missing here.
 _HOOKED_MODULES = (
     "toolctx._dispatch",
+    "toolctx._fastpath",
     "toolctx._streaming",
     "toolctx._remote",
 )

@@ -26,6 +26,7 @@ from toolctx._context import (
 # toolctx._diagnostics swaps set_current/reset_current here while
 # lost-context diagnostics are on: bind call contexts only through them.
 from toolctx._current import get_current, reset_current, set_current
+from toolctx._fastpath import dispatch_flat
 from toolctx._ids import new_invocation_id
 from toolctx._protocols import Interceptor
 from toolctx._records import ToolCall, ToolChunk, ToolResult, frozen_view
@@ -100,6 +101,8 @@ class Dispatcher:
 
     __slots__ = (
         "_executor",
+        "_flat",
+        "_get_entry",
         "_interceptors",
         "_limits",
         "_lookup",
@@ -139,6 +142,7 @@ class Dispatcher:
             raise ValueError(msg)
         self.registry = registry
         self._lookup = registry.entry
+        self._get_entry = registry._entries.get  # noqa: SLF001 - hot path
         self._interceptors = tuple(interceptors)
         self.default_timeout = default_timeout
         self.include_exception_messages = include_exception_messages
@@ -169,6 +173,8 @@ class Dispatcher:
                 raise ValueError(msg)
         self._executor = executor
         self._scope_loader = scope_loader
+        # Calls of plain sync function tools take _fastpath.dispatch_flat.
+        self._flat = not self._interceptors and executor is None
 
     @property
     def executor(self) -> Executor | None:
@@ -231,6 +237,15 @@ class Dispatcher:
             template = context
         else:
             template, session = _session_template(context)
+        if self._flat:
+            entry = self._get_entry(call.name)
+            if entry is not None and entry.flat:
+                result = dispatch_flat(
+                    self, call, template, bound, start, entry
+                )
+                if session is not None:
+                    session.record(result)
+                return result
         result = self._run(call, template, bound, start)
         if session is not None:
             session.record(result)

@@ -48,6 +48,7 @@ class ToolEntry:
 
     __slots__ = (
         "definition",
+        "flat",
         "function_tool",
         "inline",
         "mode",
@@ -63,6 +64,8 @@ class ToolEntry:
         self.mode = _mode(ft.fn if ft is not None else tool.execute)
         self.timeout: float | None = ft.timeout if ft is not None else None
         self.inline: bool = ft.inline if ft is not None else False
+        # A sync function tool: eligible for the dispatcher's fast path.
+        self.flat = ft is not None and self.mode == SYNC
 
 
 @final

@@ -129,9 +129,11 @@ def tool_reference(tool: Tool, *, allow_main: bool = False) -> str:
         ...         '''Defined in a function.'''
         ...         return "x"
         ...     return local
-        >>> tool_reference(make())
-        Traceback (most recent call last):
-        TypeError: Tool 'local' is defined inside a function ...
+        >>> try:
+        ...     tool_reference(make())
+        ... except TypeError as exc:
+        ...     print(str(exc).split(",")[0])
+        Tool 'local' is defined inside a function
 
     .. versionadded:: 0.1.0
     """

@@ -74,8 +74,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _UsageError as exc:
         sys.stderr.write(f"{_PROG}: error: {exc}\n")
         return 2
-    except KeyboardInterrupt:
-        return 130
+    except BaseException as exc:
+        if _interrupted(exc):
+            return 130
+        raise
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """A KeyboardInterrupt, or an exception group of nothing else.
+
+    On Python 3.10, anyio (under the MCP server) reports Ctrl-C as a
+    backported ``BaseExceptionGroup`` holding the ``KeyboardInterrupt``.
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    inner = getattr(exc, "exceptions", None)
+    return (
+        isinstance(inner, tuple)
+        and bool(inner)
+        and all(
+            isinstance(e, BaseException) and _interrupted(e) for e in inner
+        )
+    )
 
 
 def _parser() -> argparse.ArgumentParser:

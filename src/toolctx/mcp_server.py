@@ -33,6 +33,7 @@ this module imports it only when a server is built.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import uuid
 
@@ -615,11 +616,10 @@ def serve(
     server = create_server(registry, **server_options)
     import anyio
 
-    if transport == "stdio":
-        anyio.run(run_stdio, server)
-        return
-
     async def main() -> None:
+        if transport == "stdio":
+            await run_stdio(server)
+            return
         async with anyio.create_task_group() as group:
             url = await group.start(
                 partial(run_http, server, host=host, port=port, path=path)
@@ -627,4 +627,9 @@ def serve(
             if ready is not None:
                 ready(url)
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    except asyncio.CancelledError:
+        # Python 3.10: Ctrl-C cancels the main task, and the cancellation
+        # escapes anyio.run instead of a KeyboardInterrupt (3.11+).
+        raise KeyboardInterrupt from None

@@ -1,0 +1,139 @@
+"""The fast path of ``Dispatcher.dispatch``: the common call, inlined.
+
+Most calls are a typed sync ``@tool`` function, JSON text arguments that
+form one flat ASCII object, and a dispatcher without interceptors or an
+executor. Such a call is handled here in one function: fewer Python calls,
+the argument text parsed by the plain C scanner, and the result built with
+slot stores. Anything else — nested or non-ASCII arguments, escapes, a
+possible duplicate key, a non-finite number, any failure — is handed to
+the general path (``_calls``), which produces the same results and errors.
+"""
+
+from __future__ import annotations
+
+import json
+import json.scanner
+
+from time import perf_counter_ns
+from typing import TYPE_CHECKING, Any
+
+from toolctx import _calls
+from toolctx._arguments import unstructure_output
+from toolctx._calls import NO_CHANGES, NO_METADATA, Failure
+from toolctx._context import (
+    CallRecorder,
+    ExecutionContext,
+    derive_call_context,
+)
+from toolctx._current import reset_current, set_current
+from toolctx._frozen import freeze_mapping
+from toolctx._ids import new_invocation_id
+from toolctx._records import ToolCall, ToolResult, new_result
+from toolctx._registry import ToolEntry
+from toolctx.exceptions import ToolArgumentsError
+
+
+if TYPE_CHECKING:
+    from toolctx._dispatch import Dispatcher
+
+# toolctx._diagnostics swaps set_current/reset_current in this module while
+# lost-context diagnostics are on: bind call contexts only through them.
+
+_plain_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+
+
+def flat_arguments(raw: str, max_size: int) -> dict[str, Any] | None:
+    """Parse *raw* if it is one flat, plain JSON object; else None.
+
+    Plain means: within the size limit, ASCII without escapes, every key
+    seen exactly once (the text holds as many ``":`` as the object has
+    keys, so no key was dropped as a duplicate), and only finite scalar
+    values. Anything else returns None and takes the strict decoder.
+    """
+    if len(raw) > max_size or not raw.isascii() or "\\" in raw:
+        return None
+    try:
+        data, end = _plain_scan(raw, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    if end != len(raw) or type(data) is not dict:
+        return None
+    if raw.count('":') != len(data):
+        return None
+    for value in data.values():
+        kind = type(value)
+        if kind is dict or kind is list:
+            return None
+        if kind is float and value - value != 0:
+            return None
+    return data
+
+
+def dispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
+    dispatcher: Dispatcher,
+    call: ToolCall,
+    template: ExecutionContext,
+    bound: ExecutionContext | None,
+    start: int,
+    entry: ToolEntry,
+) -> ToolResult:
+    """Run a sync function tool without interceptors; see module docs."""
+    ft = entry.function_tool
+    assert ft is not None  # noqa: S101 - the caller checked
+    recorder = CallRecorder()
+    ctx = derive_call_context(
+        template,
+        new_invocation_id(),
+        call.name,
+        call.id,
+        bound.invocation_id
+        if bound is not None and bound._recorder is not None  # noqa: SLF001
+        else template.parent_invocation_id,
+        recorder,
+    )
+    try:
+        raw = call.arguments
+        args = (
+            flat_arguments(raw, dispatcher._limits.max_size)  # noqa: SLF001
+            if type(raw) is str
+            else None
+        )
+        if args is None:
+            args = _calls.decode_arguments(call, entry, dispatcher._limits)  # noqa: SLF001
+        try:
+            kwargs = ft._structurer.structure(args)  # noqa: SLF001
+        except ToolArgumentsError as exc:
+            named = exc.with_tool_name(call.name)
+            raise Failure(str(named), named) from None
+        for name in ft.context_parameters:
+            kwargs[name] = ctx
+        token = set_current(ctx)
+        try:
+            output = unstructure_output(ft.fn(**kwargs))
+        except Exception as exc:  # noqa: BLE001 - tool failures are results
+            raise dispatcher._failure(call, exc) from None  # noqa: SLF001
+        finally:
+            reset_current(token)
+    except Failure as failure:
+        return _calls.error_result(call, ctx, failure, start)
+    recorder.closed = True
+    return new_result(
+        call.name,
+        call.id,
+        ctx.invocation_id,
+        output,
+        False,  # noqa: FBT003
+        None,
+        None,
+        NO_METADATA
+        if recorder.metadata is None
+        else freeze_mapping(
+            recorder.metadata, "ToolResult.metadata", deep=False
+        ),
+        NO_CHANGES
+        if recorder.state_changes is None
+        else freeze_mapping(
+            recorder.state_changes, "ToolResult.state_changes", deep=False
+        ),
+        perf_counter_ns() - start,
+    )
