@@ -18,7 +18,7 @@ from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
 from toolctx import _calls
-from toolctx._arguments import unstructure_output
+from toolctx._arguments import ArgumentStructurer, unstructure_output
 from toolctx._calls import NO_CHANGES, NO_METADATA, Failure
 from toolctx._context import (
     CallRecorder,
@@ -69,6 +69,16 @@ def flat_arguments(raw: str, max_size: int) -> dict[str, Any] | None:
     return data
 
 
+def _structure(
+    call: ToolCall, structurer: ArgumentStructurer, args: dict[str, Any]
+) -> dict[str, Any]:
+    try:
+        return structurer.structure(args)
+    except ToolArgumentsError as exc:
+        named = exc.with_tool_name(call.name)
+        raise Failure(str(named), named) from None
+
+
 def dispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
     dispatcher: Dispatcher,
     call: ToolCall,
@@ -100,11 +110,11 @@ def dispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
         )
         if args is None:
             args = _calls.decode_arguments(call, entry, dispatcher._limits)  # noqa: SLF001
-        try:
-            kwargs = ft._structurer.structure(args)  # noqa: SLF001
-        except ToolArgumentsError as exc:
-            named = exc.with_tool_name(call.name)
-            raise Failure(str(named), named) from None
+            kwargs = _structure(call, ft._structurer, args)  # noqa: SLF001
+        elif ft._structurer.accepts_as_is(args):  # noqa: SLF001
+            kwargs = args  # freshly parsed here: ours to hand over
+        else:
+            kwargs = _structure(call, ft._structurer, args)  # noqa: SLF001
         for name in ft.context_parameters:
             kwargs[name] = ctx
         token = set_current(ctx)
