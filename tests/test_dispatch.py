@@ -718,6 +718,19 @@ class TestFastPathAgreement:
         )
         assert current_context() is None
 
+        async def both() -> tuple[ToolResult, ToolResult]:
+            return (
+                await fast.adispatch(ToolCall("aadd", text, "c")),
+                await general.adispatch(ToolCall("aadd", text, "c")),
+            )
+
+        c, d = asyncio.run(both())
+        assert (c.is_error, c.output) == (d.is_error, d.output)
+        assert (c.error or "").replace("aadd", "add") == (
+            d.error or ""
+        ).replace("aadd", "add")
+        assert (c.is_error, c.output) == (a.is_error, a.output)
+
 
 FAST_REGISTRY = Registry()
 
@@ -725,4 +738,10 @@ FAST_REGISTRY = Registry()
 @FAST_REGISTRY.tool
 def add(a: int, b: int = 0) -> int:
     """Add two integers."""
+    return a + b
+
+
+@FAST_REGISTRY.tool
+async def aadd(a: int, b: int = 0) -> int:
+    """Add two integers, asynchronously."""
     return a + b

@@ -26,7 +26,7 @@ from toolctx._context import (
 # toolctx._diagnostics swaps set_current/reset_current here while
 # lost-context diagnostics are on: bind call contexts only through them.
 from toolctx._current import get_current, reset_current, set_current
-from toolctx._fastpath import dispatch_flat
+from toolctx._fastpath import adispatch_flat, dispatch_flat
 from toolctx._ids import new_invocation_id
 from toolctx._protocols import Interceptor
 from toolctx._records import ToolCall, ToolChunk, ToolResult, frozen_view
@@ -402,6 +402,15 @@ class Dispatcher:
             template = context
         else:
             template, session = _session_template(context)
+        if self._flat and self.default_timeout is None:
+            entry = self._get_entry(call.name)
+            if entry is not None and entry.flat_async:
+                result = await adispatch_flat(
+                    self, call, template, bound, start, entry
+                )
+                if session is not None:
+                    session.record(result)
+                return result
         result = await self._arun(call, template, bound, start)
         if session is not None:
             session.record(result)

@@ -1,6 +1,7 @@
 """The fast path of ``Dispatcher.dispatch``: the common call, inlined.
 
-Most calls are a typed sync ``@tool`` function, JSON text arguments that
+Most calls are a typed ``@tool`` function (sync, or async without a
+timeout), JSON text arguments that
 form one flat ASCII object, and a dispatcher without interceptors or an
 executor. Such a call is handled here in one function: fewer Python calls,
 the argument text parsed by the plain C scanner, and the result built with
@@ -30,6 +31,7 @@ from toolctx._frozen import freeze_mapping
 from toolctx._ids import new_invocation_id
 from toolctx._records import ToolCall, ToolResult, new_result
 from toolctx._registry import ToolEntry
+from toolctx._tool import FunctionTool
 from toolctx.exceptions import ToolArgumentsError
 
 
@@ -79,19 +81,10 @@ def _structure(
         raise Failure(str(named), named) from None
 
 
-def dispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
-    dispatcher: Dispatcher,
-    call: ToolCall,
-    template: ExecutionContext,
-    bound: ExecutionContext | None,
-    start: int,
-    entry: ToolEntry,
-) -> ToolResult:
-    """Run a sync function tool without interceptors; see module docs."""
-    ft = entry.function_tool
-    assert ft is not None  # noqa: S101 - the caller checked
-    recorder = CallRecorder()
-    ctx = derive_call_context(
+def _call_context(
+    call: ToolCall, template: ExecutionContext, bound: ExecutionContext | None
+) -> ExecutionContext:
+    return derive_call_context(
         template,
         new_invocation_id(),
         call.name,
@@ -99,33 +92,42 @@ def dispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
         bound.invocation_id
         if bound is not None and bound._recorder is not None  # noqa: SLF001
         else template.parent_invocation_id,
-        recorder,
+        CallRecorder(),
     )
-    try:
-        raw = call.arguments
-        args = (
-            flat_arguments(raw, dispatcher._limits.max_size)  # noqa: SLF001
-            if type(raw) is str
-            else None
-        )
-        if args is None:
-            args = _calls.decode_arguments(call, entry, dispatcher._limits)  # noqa: SLF001
-            kwargs = _structure(call, ft._structurer, args)  # noqa: SLF001
-        elif ft._structurer.accepts_as_is(args):  # noqa: SLF001
-            kwargs = args  # freshly parsed here: ours to hand over
-        else:
-            kwargs = _structure(call, ft._structurer, args)  # noqa: SLF001
-        for name in ft.context_parameters:
-            kwargs[name] = ctx
-        token = set_current(ctx)
-        try:
-            output = unstructure_output(ft.fn(**kwargs))
-        except Exception as exc:  # noqa: BLE001 - tool failures are results
-            raise dispatcher._failure(call, exc) from None  # noqa: SLF001
-        finally:
-            reset_current(token)
-    except Failure as failure:
-        return _calls.error_result(call, ctx, failure, start)
+
+
+def _kwargs(
+    dispatcher: Dispatcher,
+    call: ToolCall,
+    entry: ToolEntry,
+    ft: FunctionTool[Any, Any],
+    ctx: ExecutionContext,
+) -> dict[str, Any]:
+    """Decode and validate; raise :class:`Failure` for bad arguments."""
+    raw = call.arguments
+    args = (
+        flat_arguments(raw, dispatcher._limits.max_size)  # noqa: SLF001
+        if type(raw) is str
+        else None
+    )
+    structurer = ft._structurer  # noqa: SLF001
+    if args is None:
+        args = _calls.decode_arguments(call, entry, dispatcher._limits)  # noqa: SLF001
+        kwargs = _structure(call, structurer, args)
+    elif structurer.accepts_as_is(args):
+        kwargs = args  # freshly parsed here: ours to hand over
+    else:
+        kwargs = _structure(call, structurer, args)
+    for name in ft.context_parameters:
+        kwargs[name] = ctx
+    return kwargs
+
+
+def _ok(
+    call: ToolCall, ctx: ExecutionContext, output: Any, start: int
+) -> ToolResult:
+    recorder = ctx._recorder  # noqa: SLF001
+    assert recorder is not None  # noqa: S101 - made by _call_context
     recorder.closed = True
     return new_result(
         call.name,
@@ -147,3 +149,55 @@ def dispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
         ),
         perf_counter_ns() - start,
     )
+
+
+def dispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
+    dispatcher: Dispatcher,
+    call: ToolCall,
+    template: ExecutionContext,
+    bound: ExecutionContext | None,
+    start: int,
+    entry: ToolEntry,
+) -> ToolResult:
+    """Run a sync function tool without interceptors; see module docs."""
+    ft = entry.function_tool
+    assert ft is not None  # noqa: S101 - the caller checked
+    ctx = _call_context(call, template, bound)
+    try:
+        kwargs = _kwargs(dispatcher, call, entry, ft, ctx)
+        token = set_current(ctx)
+        try:
+            output = unstructure_output(ft.fn(**kwargs))
+        except Exception as exc:  # noqa: BLE001 - tool failures are results
+            raise dispatcher._failure(call, exc) from None  # noqa: SLF001
+        finally:
+            reset_current(token)
+    except Failure as failure:
+        return _calls.error_result(call, ctx, failure, start)
+    return _ok(call, ctx, output, start)
+
+
+async def adispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
+    dispatcher: Dispatcher,
+    call: ToolCall,
+    template: ExecutionContext,
+    bound: ExecutionContext | None,
+    start: int,
+    entry: ToolEntry,
+) -> ToolResult:
+    """Run an async function tool (no timeout, no interceptors) inline."""
+    ft = entry.function_tool
+    assert ft is not None  # noqa: S101 - the caller checked
+    ctx = _call_context(call, template, bound)
+    try:
+        kwargs = _kwargs(dispatcher, call, entry, ft, ctx)
+        token = set_current(ctx)
+        try:
+            output = unstructure_output(await ft.fn(**kwargs))
+        except Exception as exc:  # noqa: BLE001 - tool failures are results
+            raise dispatcher._failure(call, exc) from None  # noqa: SLF001
+        finally:
+            reset_current(token)
+    except Failure as failure:
+        return _calls.error_result(call, ctx, failure, start)
+    return _ok(call, ctx, output, start)

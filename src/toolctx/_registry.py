@@ -49,6 +49,7 @@ class ToolEntry:
     __slots__ = (
         "definition",
         "flat",
+        "flat_async",
         "function_tool",
         "inline",
         "mode",
@@ -64,8 +65,11 @@ class ToolEntry:
         self.mode = _mode(ft.fn if ft is not None else tool.execute)
         self.timeout: float | None = ft.timeout if ft is not None else None
         self.inline: bool = ft.inline if ft is not None else False
-        # A sync function tool: eligible for the dispatcher's fast path.
+        # Function tools eligible for the dispatcher's fast paths.
         self.flat = ft is not None and self.mode == SYNC
+        self.flat_async = (
+            ft is not None and self.mode == ASYNC and self.timeout is None
+        )
 
 
 @final
