@@ -402,16 +402,19 @@ class Dispatcher:
             template = context
         else:
             template, session = _session_template(context)
-        if self._flat and self.default_timeout is None:
-            entry = self._get_entry(call.name)
-            if entry is not None and entry.flat_async:
-                result = await adispatch_flat(
-                    self, call, template, bound, start, entry
-                )
-                if session is not None:
-                    session.record(result)
-                return result
-        result = await self._arun(call, template, bound, start)
+        entry = (
+            self._get_entry(call.name)
+            if self._flat and self.default_timeout is None
+            else None
+        )
+        if entry is not None and entry.flat_async:
+            result = await adispatch_flat(
+                self, call, template, bound, start, entry
+            )
+        elif entry is not None and entry.flat and entry.inline:
+            result = dispatch_flat(self, call, template, bound, start, entry)
+        else:
+            result = await self._arun(call, template, bound, start)
         if session is not None:
             session.record(result)
         return result
