@@ -18,7 +18,7 @@ from toolctx._arguments import (
     unstructure_value,
 )
 from toolctx._context import ExecutionContext
-from toolctx._keys import RawValue, known_key
+from toolctx._keys import RawValue, known_key, matches, type_name
 from toolctx._records import ToolResult
 from toolctx.exceptions import ContextDataError, ToolArgumentsError
 
@@ -37,7 +37,8 @@ _OPTIONAL_STR = (
 )
 
 
-def _json(value: object, where: str) -> Any:
+def to_json(value: object, where: str) -> Any:
+    """Return *value* as JSON data; ContextDataError names *where*."""
     try:
         return unstructure_output(value)
     except TypeError as exc:
@@ -47,21 +48,9 @@ def _json(value: object, where: str) -> Any:
 
 def context_to_dict(ctx: ExecutionContext) -> dict[str, Any]:
     """Return *ctx* as JSON-safe data; ``scope`` is dropped."""
-    values: dict[str, Any] = {}
-    for name, value in ctx.values.items():
-        if type(value) is RawValue:
-            values[name] = value.data
-            continue
-        key = known_key(name)
-        try:
-            values[name] = (
-                unstructure_output(value)
-                if key is None
-                else unstructure_value(value, key.type)
-            )
-        except TypeError as exc:
-            msg = f"Cannot serialize the typed value {name!r}: {exc}"
-            raise ContextDataError(msg) from None
+    values = {
+        name: value_to_json(name, value) for name, value in ctx.values.items()
+    }
     return {
         "format": CONTEXT_FORMAT,
         "invocation_id": ctx.invocation_id,
@@ -72,14 +61,60 @@ def context_to_dict(ctx: ExecutionContext) -> dict[str, Any]:
         "tool_name": ctx.tool_name,
         "tool_call_id": ctx.tool_call_id,
         "parent_invocation_id": ctx.parent_invocation_id,
-        "metadata": _json(ctx.metadata, "metadata"),
-        "state": _json(ctx.state, "state"),
+        "metadata": to_json(ctx.metadata, "metadata"),
+        "state": to_json(ctx.state, "state"),
         "prior_results": [result_to_dict(r) for r in ctx.prior_results],
         "values": values,
     }
 
 
-def _check_format(data: object, expected: str, what: str) -> Mapping[str, Any]:
+def value_to_json(name: str, value: object) -> Any:
+    """Return a typed value as JSON data by its key's type.
+
+    A :class:`RawValue` (a slot whose key was unknown when it was loaded)
+    is written back unchanged; a value without a known key is written as
+    plain JSON data.
+
+    Raises:
+        ContextDataError: The value does not match its key's type or has
+            no JSON form.
+    """
+    if type(value) is RawValue:
+        return value.data
+    key = known_key(name)
+    if key is None:
+        return to_json(value, f"the typed value {name!r}")
+    if not matches(value, key.type):
+        msg = (
+            f"Cannot serialize the typed value {name!r}: its key holds "
+            f"{type_name(key.type)}, got {value!r} ({type(value).__name__})."
+        )
+        raise ContextDataError(msg)
+    try:
+        return unstructure_value(value, key.type)
+    except TypeError as exc:
+        msg = f"Cannot serialize the typed value {name!r}: {exc}"
+        raise ContextDataError(msg) from None
+
+
+def value_from_json(name: str, raw: object) -> object:
+    """Return a typed value read back as its key's type (or a RawValue).
+
+    Raises:
+        ContextDataError: The data does not fit the key's type.
+    """
+    key = known_key(name)
+    if key is None:
+        return RawValue(raw)
+    try:
+        return structure_value(raw, key.type)
+    except ToolArgumentsError as exc:
+        msg = f"Typed value {name!r} does not fit its key: {exc}"
+        raise ContextDataError(msg) from None
+
+
+def check_format(data: object, expected: str, what: str) -> Mapping[str, Any]:
+    """Return *data* if it is a mapping in the *expected* format."""
     if not isinstance(data, Mapping):
         msg = f"{what}.from_dict() takes a mapping, got {type(data).__name__}."
         raise ContextDataError(msg)
@@ -93,7 +128,10 @@ def _check_format(data: object, expected: str, what: str) -> Mapping[str, Any]:
     return data
 
 
-def _field(data: Mapping[str, Any], name: str, kind: type, what: str) -> Any:
+def optional_field(
+    data: Mapping[str, Any], name: str, kind: type, what: str
+) -> Any:
+    """Return field *name* if it is a *kind* or missing/null (None)."""
     value = data.get(name)
     if value is None:
         return None
@@ -106,7 +144,10 @@ def _field(data: Mapping[str, Any], name: str, kind: type, what: str) -> Any:
     return value
 
 
-def _mapping(data: Mapping[str, Any], name: str, what: str) -> dict[str, Any]:
+def mapping_field(
+    data: Mapping[str, Any], name: str, what: str
+) -> dict[str, Any]:
+    """Return field *name* as a dict; missing or null gives ``{}``."""
     value = data.get(name)
     if value is None:
         return {}
@@ -121,9 +162,9 @@ def context_from_dict(
 ) -> ExecutionContext:
     """Rebuild a context from :func:`context_to_dict` output."""
     what = "ExecutionContext"
-    data = _check_format(data, CONTEXT_FORMAT, what)
+    data = check_format(data, CONTEXT_FORMAT, what)
     fields: dict[str, Any] = {
-        name: _field(data, name, str, what) for name in _OPTIONAL_STR
+        name: optional_field(data, name, str, what) for name in _OPTIONAL_STR
     }
     if fields["invocation_id"] is None:
         del fields["invocation_id"]
@@ -131,17 +172,10 @@ def context_from_dict(
     if type(turn) is not int:
         msg = f"{what} field 'turn' must be an integer, got {turn!r}."
         raise ContextDataError(msg)
-    values: dict[str, Any] = {}
-    for name, raw in _mapping(data, "values", what).items():
-        key = known_key(name)
-        if key is None:
-            values[name] = RawValue(raw)
-            continue
-        try:
-            values[name] = structure_value(raw, key.type)
-        except ToolArgumentsError as exc:
-            msg = f"Typed value {name!r} does not fit its key: {exc}"
-            raise ContextDataError(msg) from None
+    values = {
+        name: value_from_json(name, raw)
+        for name, raw in mapping_field(data, "values", what).items()
+    }
     results = data.get("prior_results")
     if results is None:
         results = []
@@ -151,8 +185,8 @@ def context_from_dict(
     return ExecutionContext(
         **fields,
         turn=turn,
-        metadata=_mapping(data, "metadata", what),
-        state=_mapping(data, "state", what),
+        metadata=mapping_field(data, "metadata", what),
+        state=mapping_field(data, "state", what),
         prior_results=tuple(result_from_dict(r) for r in results),
         values=values,
         scope=scope,
@@ -166,11 +200,11 @@ def result_to_dict(result: ToolResult) -> dict[str, Any]:
         "name": result.name,
         "call_id": result.call_id,
         "invocation_id": result.invocation_id,
-        "output": _json(result.output, "the result output"),
+        "output": to_json(result.output, "the result output"),
         "is_error": result.is_error,
         "error": result.error,
-        "metadata": _json(result.metadata, "the result metadata"),
-        "state_changes": _json(result.state_changes, "the state changes"),
+        "metadata": to_json(result.metadata, "the result metadata"),
+        "state_changes": to_json(result.state_changes, "the state changes"),
         "duration_ns": result.duration_ns,
     }
 
@@ -178,19 +212,19 @@ def result_to_dict(result: ToolResult) -> dict[str, Any]:
 def result_from_dict(data: Mapping[str, Any]) -> ToolResult:
     """Rebuild a result from :func:`result_to_dict` output."""
     what = "ToolResult"
-    data = _check_format(data, RESULT_FORMAT, what)
+    data = check_format(data, RESULT_FORMAT, what)
     name = data.get("name")
     if type(name) is not str:
         msg = f"{what} field 'name' must be a string, got {name!r}."
         raise ContextDataError(msg)
     return ToolResult(
         name=name,
-        call_id=_field(data, "call_id", str, what),
-        invocation_id=_field(data, "invocation_id", str, what) or "",
+        call_id=optional_field(data, "call_id", str, what),
+        invocation_id=optional_field(data, "invocation_id", str, what) or "",
         output=data.get("output"),
         is_error=bool(data.get("is_error", False)),
-        error=_field(data, "error", str, what),
-        metadata=_mapping(data, "metadata", what),
-        state_changes=_mapping(data, "state_changes", what),
-        duration_ns=_field(data, "duration_ns", int, what) or 0,
+        error=optional_field(data, "error", str, what),
+        metadata=mapping_field(data, "metadata", what),
+        state_changes=mapping_field(data, "state_changes", what),
+        duration_ns=optional_field(data, "duration_ns", int, what) or 0,
     )

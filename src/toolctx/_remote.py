@@ -28,14 +28,13 @@ from collections.abc import Awaitable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
 from time import perf_counter_ns
-from typing import Any, cast, final
+from typing import Any, final
 
 import attrs
 
 from toolctx._arguments import (
     structure_value,
     unstructure_output,
-    unstructure_value,
 )
 from toolctx._calls import (
     Failure,
@@ -47,6 +46,7 @@ from toolctx._calls import (
     tool_failure,
     with_timeout,
 )
+from toolctx._codec import check_format, mapping_field, value_to_json
 from toolctx._context import (
     CallRecorder,
     ExecutionContext,
@@ -472,7 +472,7 @@ class RemoteCall:
 
         .. versionadded:: 0.1.0
         """
-        data = _check_format(data, CALL_FORMAT, "RemoteCall")
+        data = check_format(data, CALL_FORMAT, "RemoteCall")
         timeout = data.get("timeout")
         if isinstance(timeout, int) and not isinstance(timeout, bool):
             timeout = float(timeout)
@@ -480,8 +480,8 @@ class RemoteCall:
             return cls(
                 tool_ref=data.get("tool_ref"),  # type: ignore[arg-type]
                 tool_name=data.get("tool_name"),  # type: ignore[arg-type]
-                arguments=_object(data, "arguments", "RemoteCall"),
-                context=_object(data, "context", "RemoteCall"),
+                arguments=mapping_field(data, "arguments", "RemoteCall"),
+                context=mapping_field(data, "context", "RemoteCall"),
                 scope_loader=data.get("scope_loader"),
                 timeout=timeout,
                 include_exception_messages=data.get(
@@ -624,7 +624,7 @@ class RemoteOutcome:
         .. versionadded:: 0.1.0
         """
         what = "RemoteOutcome"
-        data = _check_format(data, OUTCOME_FORMAT, what)
+        data = check_format(data, OUTCOME_FORMAT, what)
         text: dict[str, str | None] = {}
         for name in ("error", "exception_type", "worker"):
             value = data.get(name)
@@ -640,33 +640,11 @@ class RemoteOutcome:
             output=data.get("output"),
             error=text["error"],
             exception_type=text["exception_type"],
-            metadata=_object(data, "metadata", what),
-            state_changes=_object(data, "state_changes", what),
+            metadata=mapping_field(data, "metadata", what),
+            state_changes=mapping_field(data, "state_changes", what),
             worker=text["worker"] or "",
             duration_ns=duration,
         )
-
-
-def _check_format(data: object, expected: str, what: str) -> Mapping[str, Any]:
-    if not isinstance(data, Mapping):
-        msg = f"{what}.from_dict() takes a mapping, got {type(data).__name__}."
-        raise ContextDataError(msg)
-    fmt = data.get("format")
-    if fmt != expected:
-        msg = (
-            f"Unsupported {what} data format {fmt!r}; this version of "
-            f"toolctx reads {expected!r}."
-        )
-        raise ContextDataError(msg)
-    return cast("Mapping[str, Any]", data)
-
-
-def _object(data: Mapping[str, Any], name: str, what: str) -> dict[str, Any]:
-    value = data.get(name) or {}
-    if not isinstance(value, Mapping):
-        msg = f"{what} field {name!r} must be an object, got {value!r}."
-        raise ContextDataError(msg)
-    return dict(value)
 
 
 def _json_entries(
@@ -674,14 +652,9 @@ def _json_entries(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in (entries or {}).items():
-        key = known_key(name)
         try:
-            out[name] = (
-                unstructure_output(value)
-                if key is None
-                else unstructure_value(value, key.type)
-            )
-        except TypeError as exc:
+            out[name] = value_to_json(name, value)
+        except ContextDataError as exc:
             msg = (
                 f"Cannot send the {what} {name!r} back from the worker: "
                 f"{str(exc).rstrip('.')}. Only values with a JSON form "

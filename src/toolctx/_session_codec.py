@@ -13,15 +13,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolctx._arguments import (
-    structure_value,
-    unstructure_output,
-    unstructure_value,
+from toolctx._codec import (
+    mapping_field,
+    result_from_dict,
+    result_to_dict,
+    to_json,
+    value_from_json,
+    value_to_json,
 )
-from toolctx._codec import result_from_dict, result_to_dict
-from toolctx._keys import RawValue, known_key, matches, type_name
 from toolctx._session import Session
-from toolctx.exceptions import ContextDataError, ToolArgumentsError
+from toolctx.exceptions import ContextDataError
 
 
 __all__ = ["SESSION_FORMAT", "session_from_dict", "session_to_dict"]
@@ -68,11 +69,9 @@ def session_to_dict(session: Session) -> dict[str, Any]:
         "user_id": user_id,
         "turn": turn,
         "agent_id": agent_id,
-        "state": _json(state, "the session state"),
-        "metadata": _json(metadata, "the session metadata"),
-        "values": {
-            name: _value_to_json(name, v) for name, v in values.items()
-        },
+        "state": to_json(state, "the session state"),
+        "metadata": to_json(metadata, "the session metadata"),
+        "values": {name: value_to_json(name, v) for name, v in values.items()},
         "results": [result_to_dict(result) for result in results],
     }
 
@@ -123,11 +122,11 @@ def session_from_dict(
         user_id=_optional_str(data, "user_id"),
         turn=turn,
         agent_id=_optional_str(data, "agent_id"),
-        state=_mapping(data, "state"),
-        metadata=_mapping(data, "metadata"),
+        state=mapping_field(data, "state", _WHAT),
+        metadata=mapping_field(data, "metadata", _WHAT),
         values={
-            name: _value_from_json(name, raw)
-            for name, raw in _mapping(data, "values").items()
+            name: value_from_json(name, raw)
+            for name, raw in mapping_field(data, "values", _WHAT).items()
         },
         results=[result_from_dict(result) for result in results],
         scope=scope,
@@ -135,44 +134,6 @@ def session_from_dict(
 
 
 # -- helpers -----------------------------------------------------------------
-
-
-def _json(value: object, where: str) -> Any:
-    try:
-        return unstructure_output(value)
-    except TypeError as exc:
-        msg = f"Cannot serialize {where}: {exc}"
-        raise ContextDataError(msg) from None
-
-
-def _value_to_json(name: str, value: object) -> Any:
-    if type(value) is RawValue:
-        return value.data
-    key = known_key(name)
-    if key is None:
-        return _json(value, f"the typed value {name!r}")
-    if not matches(value, key.type):
-        msg = (
-            f"Cannot serialize the typed value {name!r}: its key holds "
-            f"{type_name(key.type)}, got {value!r} ({type(value).__name__})."
-        )
-        raise ContextDataError(msg)
-    try:
-        return unstructure_value(value, key.type)
-    except TypeError as exc:
-        msg = f"Cannot serialize the typed value {name!r}: {exc}"
-        raise ContextDataError(msg) from None
-
-
-def _value_from_json(name: str, raw: object) -> object:
-    key = known_key(name)
-    if key is None:
-        return RawValue(raw)
-    try:
-        return structure_value(raw, key.type)
-    except ToolArgumentsError as exc:
-        msg = f"Typed value {name!r} does not fit its key: {exc}"
-        raise ContextDataError(msg) from None
 
 
 def _check_format(data: object) -> Mapping[str, Any]:
@@ -199,13 +160,3 @@ def _optional_str(data: Mapping[str, Any], name: str) -> str | None:
         msg += f"{value!r}."
         raise ContextDataError(msg)
     return value
-
-
-def _mapping(data: Mapping[str, Any], name: str) -> dict[str, Any]:
-    value = data.get(name)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        msg = f"{_WHAT} field {name!r} must be an object, got {value!r}."
-        raise ContextDataError(msg)
-    return dict(value)
