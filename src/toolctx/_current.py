@@ -162,13 +162,7 @@ def publish(key: ContextKey[Any] | str, value: object) -> None:
 
     .. versionadded:: 0.1.0
     """
-    ctx = _running_call("publish")
-    name = _key_name(key, value)
-    recorder = ctx._recorder  # noqa: SLF001
-    assert recorder is not None  # noqa: S101 - checked by _running_call
-    if recorder.metadata is None:
-        recorder.metadata = {}
-    recorder.metadata[name] = value
+    _record("publish", "metadata", key, value)
 
 
 def set_state(key: ContextKey[Any] | str, value: object) -> None:
@@ -184,13 +178,21 @@ def set_state(key: ContextKey[Any] | str, value: object) -> None:
 
     .. versionadded:: 0.1.0
     """
-    ctx = _running_call("set_state")
-    name = _key_name(key, value)
-    recorder = ctx._recorder  # noqa: SLF001
+    _record("set_state", "state_changes", key, value)
+
+
+def _record(
+    what: str, slot: str, key: ContextKey[Any] | str, value: object
+) -> None:
+    """Store *value* under *key* in the running call's recorder *slot*."""
+    recorder = _running_call(what)._recorder  # noqa: SLF001
     assert recorder is not None  # noqa: S101 - checked by _running_call
-    if recorder.state_changes is None:
-        recorder.state_changes = {}
-    recorder.state_changes[name] = value
+    name = _key_name(key, value)
+    entries: dict[str, object] | None = getattr(recorder, slot)
+    if entries is None:
+        entries = {}
+        setattr(recorder, slot, entries)
+    entries[name] = value
 
 
 def _key_name(key: ContextKey[Any] | str, value: object) -> str:
