@@ -196,26 +196,6 @@ class ArgumentStructurer:
             else "this tool takes no arguments"
         )
 
-    def accepts_as_is(self, args: dict[str, object]) -> bool:
-        """Whether *args* can be passed as keyword arguments unchanged.
-
-        True when every value already has a type its parameter's hook
-        returns unchanged (the same test as :meth:`structure`'s fast path)
-        and no required argument is missing. False says nothing about
-        validity: call :meth:`structure` then.
-        """
-        fast_get = self._fast_get
-        for name, value in args.items():
-            if type(value) not in fast_get(name, _NO_TYPES):
-                literals = self._fast_literals.get(name)
-                if (
-                    literals is None
-                    or type(value) is not str
-                    or value not in literals
-                ):
-                    return False
-        return len(args) == self._count or self._required <= args.keys()
-
     def structure(self, args: Mapping[str, object]) -> dict[str, object]:
         """Validate *args*; return the keyword arguments to call with.
 

@@ -19,7 +19,11 @@ from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
 from toolctx import _calls
-from toolctx._arguments import ArgumentStructurer, unstructure_output
+from toolctx._arguments import (
+    _NO_TYPES,
+    ArgumentStructurer,
+    unstructure_output,
+)
 from toolctx._calls import NO_CHANGES, NO_METADATA, Failure
 from toolctx._context import (
     CallRecorder,
@@ -44,13 +48,17 @@ if TYPE_CHECKING:
 _plain_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
-def flat_arguments(raw: str, max_size: int) -> dict[str, Any] | None:
-    """Parse *raw* if it is one flat, plain JSON object; else None.
+def flat_kwargs(  # noqa: C901 - one pass over the values, on purpose
+    raw: str, max_size: int, structurer: ArgumentStructurer
+) -> dict[str, Any] | None:
+    """Parse *raw* into ready keyword arguments if it is plain; else None.
 
-    Plain means: within the size limit, ASCII without escapes, every key
-    seen exactly once (the text holds as many ``":`` as the object has
-    keys, so no key was dropped as a duplicate), and only finite scalar
-    values. Anything else returns None and takes the strict decoder.
+    Plain means: within the size limit, ASCII without escapes, one flat
+    JSON object whose every key is seen exactly once (the text holds as
+    many ``":`` as the object has keys, so no key was dropped as a
+    duplicate), and whose values are finite scalars that already have a
+    type their parameter takes unchanged, with every required parameter
+    present. Anything else returns None and takes the general path.
     """
     if len(raw) > max_size or not raw.isascii() or "\\" in raw:
         return None
@@ -62,13 +70,20 @@ def flat_arguments(raw: str, max_size: int) -> dict[str, Any] | None:
         return None
     if raw.count('":') != len(data):
         return None
-    for value in data.values():
+    fast_get = structurer._fast_get  # noqa: SLF001
+    for name, value in data.items():
         kind = type(value)
         if kind is dict or kind is list:
             return None
         if kind is float and value - value != 0:
             return None
-    return data
+        if kind not in fast_get(name, _NO_TYPES):
+            literals = structurer._fast_literals.get(name)  # noqa: SLF001
+            if literals is None or kind is not str or value not in literals:
+                return None
+    if len(data) == structurer._count or structurer._required <= data.keys():  # noqa: SLF001
+        return data
+    return None
 
 
 def _structure(
@@ -105,18 +120,14 @@ def _kwargs(
 ) -> dict[str, Any]:
     """Decode and validate; raise :class:`Failure` for bad arguments."""
     raw = call.arguments
-    args = (
-        flat_arguments(raw, dispatcher._limits.max_size)  # noqa: SLF001
+    structurer = ft._structurer  # noqa: SLF001
+    kwargs = (
+        flat_kwargs(raw, dispatcher._limits.max_size, structurer)  # noqa: SLF001
         if type(raw) is str
         else None
     )
-    structurer = ft._structurer  # noqa: SLF001
-    if args is None:
+    if kwargs is None:
         args = _calls.decode_arguments(call, entry, dispatcher._limits)  # noqa: SLF001
-        kwargs = _structure(call, structurer, args)
-    elif structurer.accepts_as_is(args):
-        kwargs = args  # freshly parsed here: ours to hand over
-    else:
         kwargs = _structure(call, structurer, args)
     for name in ft.context_parameters:
         kwargs[name] = ctx
