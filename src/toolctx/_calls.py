@@ -19,10 +19,16 @@ from typing import Any, NoReturn, final
 import attrs
 
 from toolctx._arguments import unstructure_output
-from toolctx._context import ExecutionContext
+from toolctx._context import (
+    CallRecorder,
+    ExecutionContext,
+    derive_call_context,
+)
 from toolctx._frozen import freeze_mapping
+from toolctx._ids import new_invocation_id
 from toolctx._records import ToolCall, ToolResult, new_result
 from toolctx._registry import ToolEntry
+from toolctx._session import Session
 from toolctx.exceptions import ToolArgumentsError, ToolctxError, ToolDenied
 
 
@@ -326,6 +332,56 @@ def invoke(entry: ToolEntry, fn: Any, args: Any) -> Any:
     if entry.function_tool is not None:
         return fn(**args)
     return fn(args)
+
+
+# -- the call's context -------------------------------------------------------
+
+EMPTY_TEMPLATE = ExecutionContext(invocation_id="")
+
+
+def resolve_template(
+    context: object, bound: ExecutionContext | None
+) -> tuple[ExecutionContext, Session | None]:
+    """Return the template for a dispatch, and the session if one was given.
+
+    None inherits the bound context (or an empty one); a :class:`Session`
+    supplies a template built from its state.
+
+    Raises:
+        TypeError: *context* is of another type (a host bug).
+    """
+    if context is None:
+        return (EMPTY_TEMPLATE if bound is None else bound), None
+    if type(context) is ExecutionContext:
+        return context, None
+    if isinstance(context, Session):
+        return context.context(), context
+    msg = (
+        "context must be an ExecutionContext, a Session or None, got "
+        f"{type(context).__name__}."
+    )
+    raise TypeError(msg)
+
+
+def call_context(
+    call: ToolCall, template: ExecutionContext, bound: ExecutionContext | None
+) -> ExecutionContext:
+    """Derive the context of one dispatched call from *template*.
+
+    Fresh invocation id and recorder, the call's tool name and id; the
+    parent is the running dispatched call if there is one, else whatever
+    the template links to.
+    """
+    return derive_call_context(
+        template,
+        new_invocation_id(),
+        call.name,
+        call.id,
+        bound.invocation_id
+        if bound is not None and bound._recorder is not None  # noqa: SLF001
+        else template.parent_invocation_id,
+        CallRecorder(),
+    )
 
 
 # -- failures ----------------------------------------------------------------

@@ -18,7 +18,6 @@ from toolctx import _calls
 from toolctx._arguments import unstructure_output
 from toolctx._calls import Failure
 from toolctx._context import (
-    CallRecorder,
     ExecutionContext,
     derive_call_context,
 )
@@ -27,7 +26,6 @@ from toolctx._context import (
 # lost-context diagnostics are on: bind call contexts only through them.
 from toolctx._current import get_current, reset_current, set_current
 from toolctx._fastpath import adispatch_flat, dispatch_flat
-from toolctx._ids import new_invocation_id
 from toolctx._protocols import Interceptor
 from toolctx._records import ToolCall, ToolChunk, ToolResult, frozen_view
 from toolctx._registry import (
@@ -41,9 +39,6 @@ from toolctx._registry import (
 from toolctx._remote import RemoteCall, RemoteOutcome, run_remote
 from toolctx._session import Session
 from toolctx.exceptions import ToolArgumentsError, ToolctxError, ToolDenied
-
-
-_EMPTY_TEMPLATE = ExecutionContext(invocation_id="")
 
 
 @final
@@ -105,7 +100,6 @@ class Dispatcher:
         "_get_entry",
         "_interceptors",
         "_limits",
-        "_lookup",
         "_scope_loader",
         "default_timeout",
         "include_exception_messages",
@@ -141,7 +135,6 @@ class Dispatcher:
             msg = f"default_timeout must be positive, got {default_timeout!r}."
             raise ValueError(msg)
         self.registry = registry
-        self._lookup = registry.entry
         self._get_entry = registry._entries.get  # noqa: SLF001 - hot path
         self._interceptors = tuple(interceptors)
         self.default_timeout = default_timeout
@@ -230,13 +223,7 @@ class Dispatcher:
         bound = get_current()
         if type(call) is not ToolCall:
             raise _not_a_call(call)
-        session = None
-        if context is None:
-            template = _EMPTY_TEMPLATE if bound is None else bound
-        elif type(context) is ExecutionContext:
-            template = context
-        else:
-            template, session = _session_template(context)
+        template, session = _calls.resolve_template(context, bound)
         if self._flat:
             entry = self._get_entry(call.name)
             if entry is not None and entry.flat:
@@ -269,9 +256,7 @@ class Dispatcher:
             return [self.dispatch(call, context) for call in calls]
         results: list[ToolResult] = []
         for call in calls:
-            template = context if context is not None else get_current()
-            if template is None:
-                template = _EMPTY_TEMPLATE
+            template, _ = _calls.resolve_template(context, get_current())
             if results:
                 template = attrs.evolve(
                     template,
@@ -281,26 +266,6 @@ class Dispatcher:
             results.append(self.dispatch(call, template))
         return results
 
-    def _call_context(
-        self,
-        call: ToolCall,
-        template: ExecutionContext,
-        bound: ExecutionContext | None,
-    ) -> ExecutionContext:
-        parent: str | None
-        if bound is not None and bound._recorder is not None:  # noqa: SLF001
-            parent = bound.invocation_id
-        else:
-            parent = template.parent_invocation_id
-        return derive_call_context(
-            template,
-            new_invocation_id(),
-            call.name,
-            call.id,
-            parent,
-            CallRecorder(),
-        )
-
     def _run(
         self,
         call: ToolCall,
@@ -308,16 +273,7 @@ class Dispatcher:
         bound: ExecutionContext | None,
         start: int,
     ) -> ToolResult:
-        ctx = derive_call_context(
-            template,
-            new_invocation_id(),
-            call.name,
-            call.id,
-            bound.invocation_id
-            if bound is not None and bound._recorder is not None  # noqa: SLF001
-            else template.parent_invocation_id,
-            CallRecorder(),
-        )
+        ctx = _calls.call_context(call, template, bound)
         ran = 0
         if self._interceptors:
             ctx, ran, refused = self._before(call, ctx, start)
@@ -395,13 +351,7 @@ class Dispatcher:
         bound = get_current()
         if type(call) is not ToolCall:
             raise _not_a_call(call)
-        session = None
-        if context is None:
-            template = _EMPTY_TEMPLATE if bound is None else bound
-        elif type(context) is ExecutionContext:
-            template = context
-        else:
-            template, session = _session_template(context)
+        template, session = _calls.resolve_template(context, bound)
         entry = (
             self._get_entry(call.name)
             if self._flat and self.default_timeout is None
@@ -439,13 +389,7 @@ class Dispatcher:
                 raise _not_a_call(call)
         start = perf_counter_ns()
         bound = get_current()
-        session = None
-        if context is None:
-            template = _EMPTY_TEMPLATE if bound is None else bound
-        elif type(context) is ExecutionContext:
-            template = context
-        else:
-            template, session = _session_template(context)
+        template, session = _calls.resolve_template(context, bound)
         results = await asyncio.gather(
             *(self._arun(call, template, bound, start) for call in calls)
         )
@@ -461,7 +405,7 @@ class Dispatcher:
         bound: ExecutionContext | None,
         start: int,
     ) -> ToolResult:
-        ctx = self._call_context(call, template, bound)
+        ctx = _calls.call_context(call, template, bound)
         ran = 0
         if self._interceptors:
             ctx, ran, refused = self._before(call, ctx, start)
@@ -648,7 +592,7 @@ class Dispatcher:
     # -- shared steps ------------------------------------------------------
 
     def _entry(self, call: ToolCall) -> ToolEntry:
-        entry = self._lookup(call.name)
+        entry = self._get_entry(call.name)
         if entry is None:
             raise _calls.unknown_tool(call, list(self.registry))
         return entry
@@ -684,7 +628,7 @@ class Dispatcher:
                 )
                 raise ToolctxError(msg)
             if new._recorder is not recorder:  # noqa: SLF001
-                assert recorder is not None  # noqa: S101 - set by _call_context
+                assert recorder is not None  # noqa: S101 - set by call_context
                 new = derive_call_context(
                     new,
                     new.invocation_id,
@@ -751,15 +695,3 @@ def _not_a_call(call: object) -> TypeError:
         "with ToolCall(name, arguments, id), or parse provider payloads "
         "with toolctx.providers.<provider>.parse_calls()."
     )
-
-
-def _session_template(
-    context: object,
-) -> tuple[ExecutionContext, Session]:
-    if isinstance(context, Session):
-        return context.context(), context
-    msg = (
-        "context must be an ExecutionContext, a Session or None, got "
-        f"{type(context).__name__}."
-    )
-    raise TypeError(msg)

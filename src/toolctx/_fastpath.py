@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import json.scanner
 
-from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
 from toolctx import _calls
@@ -24,16 +23,12 @@ from toolctx._arguments import (
     ArgumentStructurer,
     unstructure_output,
 )
-from toolctx._calls import NO_CHANGES, NO_METADATA, Failure
+from toolctx._calls import Failure
 from toolctx._context import (
-    CallRecorder,
     ExecutionContext,
-    derive_call_context,
 )
 from toolctx._current import reset_current, set_current
-from toolctx._frozen import freeze_mapping
-from toolctx._ids import new_invocation_id
-from toolctx._records import ToolCall, ToolResult, new_result
+from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import ToolEntry
 from toolctx._tool import FunctionTool
 from toolctx.exceptions import ToolArgumentsError
@@ -96,21 +91,6 @@ def _structure(
         raise Failure(str(named), named) from None
 
 
-def _call_context(
-    call: ToolCall, template: ExecutionContext, bound: ExecutionContext | None
-) -> ExecutionContext:
-    return derive_call_context(
-        template,
-        new_invocation_id(),
-        call.name,
-        call.id,
-        bound.invocation_id
-        if bound is not None and bound._recorder is not None  # noqa: SLF001
-        else template.parent_invocation_id,
-        CallRecorder(),
-    )
-
-
 def _kwargs(
     dispatcher: Dispatcher,
     call: ToolCall,
@@ -134,34 +114,6 @@ def _kwargs(
     return kwargs
 
 
-def _ok(
-    call: ToolCall, ctx: ExecutionContext, output: Any, start: int
-) -> ToolResult:
-    recorder = ctx._recorder  # noqa: SLF001
-    assert recorder is not None  # noqa: S101 - made by _call_context
-    recorder.closed = True
-    return new_result(
-        call.name,
-        call.id,
-        ctx.invocation_id,
-        output,
-        False,  # noqa: FBT003
-        None,
-        None,
-        NO_METADATA
-        if recorder.metadata is None
-        else freeze_mapping(
-            recorder.metadata, "ToolResult.metadata", deep=False
-        ),
-        NO_CHANGES
-        if recorder.state_changes is None
-        else freeze_mapping(
-            recorder.state_changes, "ToolResult.state_changes", deep=False
-        ),
-        perf_counter_ns() - start,
-    )
-
-
 def dispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
     dispatcher: Dispatcher,
     call: ToolCall,
@@ -173,7 +125,7 @@ def dispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
     """Run a sync function tool without interceptors; see module docs."""
     ft = entry.function_tool
     assert ft is not None  # noqa: S101 - the caller checked
-    ctx = _call_context(call, template, bound)
+    ctx = _calls.call_context(call, template, bound)
     try:
         kwargs = _kwargs(dispatcher, call, entry, ft, ctx)
         token = set_current(ctx)
@@ -185,7 +137,7 @@ def dispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
             reset_current(token)
     except Failure as failure:
         return _calls.error_result(call, ctx, failure, start)
-    return _ok(call, ctx, output, start)
+    return _calls.ok_result(call, ctx, output, start)
 
 
 async def adispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
@@ -199,7 +151,7 @@ async def adispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
     """Run an async function tool (no timeout, no interceptors) inline."""
     ft = entry.function_tool
     assert ft is not None  # noqa: S101 - the caller checked
-    ctx = _call_context(call, template, bound)
+    ctx = _calls.call_context(call, template, bound)
     try:
         kwargs = _kwargs(dispatcher, call, entry, ft, ctx)
         token = set_current(ctx)
@@ -211,4 +163,4 @@ async def adispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
             reset_current(token)
     except Failure as failure:
         return _calls.error_result(call, ctx, failure, start)
-    return _ok(call, ctx, output, start)
+    return _calls.ok_result(call, ctx, output, start)

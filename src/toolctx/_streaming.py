@@ -69,20 +69,8 @@ def _open(
         return None
     start = perf_counter_ns()
     bound = get_current()
-    session = None
-    if context is None:
-        template = bound if bound is not None else ExecutionContext()
-    elif type(context) is ExecutionContext:
-        template = context
-    elif isinstance(cast("object", context), Session):
-        template, session = context.context(), context
-    else:
-        msg = (
-            "context must be an ExecutionContext, a Session or None, got "
-            f"{type(context).__name__}."
-        )
-        raise TypeError(msg)
-    ctx = dispatcher._call_context(call, template, bound)  # noqa: SLF001
+    template, session = _calls.resolve_template(context, bound)
+    ctx = _calls.call_context(call, template, bound)
     return _Open(ctx, 0, session, start, entry)
 
 
