@@ -87,6 +87,80 @@ def _finish(
     return result
 
 
+def _refused(
+    dispatcher: Dispatcher, call: ToolCall, state: _Open
+) -> ToolResult | None:
+    """Run the interceptors' ``before``; the finished result if one denies."""
+    if not dispatcher.interceptors:
+        return None
+    state.ctx, state.ran, refused = dispatcher._before(  # noqa: SLF001
+        call, state.ctx, state.start
+    )
+    return (
+        None if refused is None else _finish(dispatcher, call, state, refused)
+    )
+
+
+def _start(
+    dispatcher: Dispatcher,
+    call: ToolCall,
+    entry: ToolEntry,
+    ctx: ExecutionContext,
+) -> Any:
+    """Validate the arguments and create the tool's generator, bound."""
+    fn, args = _calls.prepare(call, entry, ctx, dispatcher._limits)  # noqa: SLF001
+    token = set_current(ctx)
+    try:
+        return _calls.invoke(entry, fn, args)
+    finally:
+        reset_current(token)
+
+
+def _chunk(
+    call: ToolCall, ctx: ExecutionContext, chunks: list[Any], data: Any
+) -> ToolChunk:
+    """Record *data* as the next chunk and return it."""
+    chunk = ToolChunk(
+        name=call.name,
+        call_id=call.id,
+        invocation_id=ctx.invocation_id,
+        index=len(chunks),
+        data=data,
+    )
+    chunks.append(data)
+    return chunk
+
+
+def _ended(
+    dispatcher: Dispatcher,
+    call: ToolCall,
+    state: _Open,
+    chunks: list[Any],
+    failure: Failure | None,
+) -> ToolResult:
+    """The result of a stream that ran to its end (or failed)."""
+    if failure is None:
+        result = _calls.ok_result(call, state.ctx, chunks, state.start)
+    else:
+        result = _calls.error_result(
+            call, state.ctx, failure, state.start, chunks
+        )
+    return _finish(dispatcher, call, state, result)
+
+
+def _cancelled(
+    dispatcher: Dispatcher, call: ToolCall, state: _Open, chunks: list[Any]
+) -> None:
+    """Record a stream its consumer closed before the end."""
+    failure = _calls.cancelled(call)
+    _finish(
+        dispatcher,
+        call,
+        state,
+        _calls.error_result(call, state.ctx, failure, state.start, chunks),
+    )
+
+
 def stream_sync(
     dispatcher: Dispatcher,
     call: ToolCall,
@@ -102,38 +176,27 @@ def stream_sync(
     return _sync_chunks(dispatcher, call, state)
 
 
-def _sync_chunks(  # noqa: C901, PLR0912, PLR0915 - one state machine
+def _sync_chunks(
     dispatcher: Dispatcher, call: ToolCall, state: _Open
 ) -> Iterator[ToolChunk | ToolResult]:
-    ctx = state.ctx
     entry = state.entry
     assert entry is not None  # noqa: S101 - _open checked it
-    if dispatcher.interceptors:
-        ctx, state.ran, refused = dispatcher._before(call, ctx, state.start)  # noqa: SLF001
-        state.ctx = ctx
-        if refused is not None:
-            yield _finish(dispatcher, call, state, refused)
-            return
+    refused = _refused(dispatcher, call, state)
+    if refused is not None:
+        yield refused
+        return
+    ctx = state.ctx
     chunks: list[Any] = []
     loop: asyncio.AbstractEventLoop | None = None
     gen: Any = None
     finished = False
+    failure: Failure | None = None
     try:
         try:
-            fn, args = _calls.prepare(
-                call,
-                entry,
-                ctx,
-                dispatcher._limits,  # noqa: SLF001
-            )
             if entry.mode == ASYNC_STREAM:
                 _calls.check_no_loop(entry)
                 loop = asyncio.new_event_loop()
-            token = set_current(ctx)
-            try:
-                gen = _calls.invoke(entry, fn, args)
-            finally:
-                reset_current(token)
+            gen = _start(dispatcher, call, entry, ctx)
             while True:
                 token = set_current(ctx)
                 try:
@@ -148,30 +211,15 @@ def _sync_chunks(  # noqa: C901, PLR0912, PLR0915 - one state machine
                     raise dispatcher._failure(call, exc) from None  # noqa: SLF001
                 finally:
                     reset_current(token)
-                chunk = ToolChunk(
-                    name=call.name,
-                    call_id=call.id,
-                    invocation_id=ctx.invocation_id,
-                    index=len(chunks),
-                    data=data,
-                )
-                chunks.append(data)
-                yield chunk
-        except Failure as failure:
-            result = _calls.error_result(
-                call, ctx, failure, state.start, chunks
-            )
-        else:
-            result = _calls.ok_result(call, ctx, chunks, state.start)
+                yield _chunk(call, ctx, chunks, data)
+        except Failure as exc:
+            failure = exc
         finished = True
-        yield _finish(dispatcher, call, state, result)
+        yield _ended(dispatcher, call, state, chunks, failure)
     finally:
         _close_sync(gen, loop, ctx)
         if not finished:
-            cancelled = _calls.error_result(
-                call, ctx, _calls.cancelled(call), state.start, chunks
-            )
-            _finish(dispatcher, call, state, cancelled)
+            _cancelled(dispatcher, call, state, chunks)
 
 
 def _close_sync(
@@ -217,36 +265,25 @@ async def _single(
     yield await dispatcher.adispatch(call, context)
 
 
-async def _async_chunks(  # noqa: C901, PLR0912, PLR0915 - one state machine
+async def _async_chunks(
     dispatcher: Dispatcher, call: ToolCall, state: _Open
 ) -> AsyncIterator[ToolChunk | ToolResult]:
-    ctx = state.ctx
     entry = state.entry
     assert entry is not None  # noqa: S101 - _open checked it
-    if dispatcher.interceptors:
-        ctx, state.ran, refused = dispatcher._before(call, ctx, state.start)  # noqa: SLF001
-        state.ctx = ctx
-        if refused is not None:
-            yield _finish(dispatcher, call, state, refused)
-            return
+    refused = _refused(dispatcher, call, state)
+    if refused is not None:
+        yield refused
+        return
+    ctx = state.ctx
     chunks: list[Any] = []
     gen: Any = None
     finished = False
+    failure: Failure | None = None
     is_async = entry.mode == ASYNC_STREAM
     loop = asyncio.get_running_loop()
     try:
         try:
-            fn, args = _calls.prepare(
-                call,
-                entry,
-                ctx,
-                dispatcher._limits,  # noqa: SLF001
-            )
-            token = set_current(ctx)
-            try:
-                gen = _calls.invoke(entry, fn, args)
-            finally:
-                reset_current(token)
+            gen = _start(dispatcher, call, entry, ctx)
             while True:
                 token = set_current(ctx)
                 try:
@@ -265,38 +302,31 @@ async def _async_chunks(  # noqa: C901, PLR0912, PLR0915 - one state machine
                     raise dispatcher._failure(call, exc) from None  # noqa: SLF001
                 finally:
                     reset_current(token)
-                chunk = ToolChunk(
-                    name=call.name,
-                    call_id=call.id,
-                    invocation_id=ctx.invocation_id,
-                    index=len(chunks),
-                    data=data,
-                )
-                chunks.append(data)
-                yield chunk
-        except Failure as failure:
-            result = _calls.error_result(
-                call, ctx, failure, state.start, chunks
-            )
-        else:
-            result = _calls.ok_result(call, ctx, chunks, state.start)
+                yield _chunk(call, ctx, chunks, data)
+        except Failure as exc:
+            failure = exc
         finished = True
-        yield _finish(dispatcher, call, state, result)
+        yield _ended(dispatcher, call, state, chunks, failure)
     finally:
-        if gen is not None:
-            token = set_current(ctx)
-            try:
-                if is_async:
-                    await gen.aclose()
-                else:
-                    gen.close()
-            finally:
-                reset_current(token)
+        await _close_async(gen, is_async, ctx)
         if not finished:
-            cancelled = _calls.error_result(
-                call, ctx, _calls.cancelled(call), state.start, chunks
-            )
-            _finish(dispatcher, call, state, cancelled)
+            _cancelled(dispatcher, call, state, chunks)
+
+
+async def _close_async(
+    gen: Any, is_async: bool, ctx: ExecutionContext
+) -> None:
+    """Close the tool's generator with its context bound."""
+    if gen is None:
+        return
+    token = set_current(ctx)
+    try:
+        if is_async:
+            await gen.aclose()
+        else:
+            gen.close()
+    finally:
+        reset_current(token)
 
 
 _DONE = object()
