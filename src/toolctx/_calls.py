@@ -29,6 +29,7 @@ from toolctx._ids import new_invocation_id
 from toolctx._records import ToolCall, ToolResult, new_result
 from toolctx._registry import ToolEntry
 from toolctx._session import Session
+from toolctx._tool import FunctionTool
 from toolctx.exceptions import ToolArgumentsError, ToolctxError, ToolDenied
 
 
@@ -317,14 +318,21 @@ def prepare(
     ft = entry.function_tool
     if ft is None:
         return entry.tool.execute, args
-    try:
-        kwargs = ft._structurer.structure(args)  # noqa: SLF001
-    except ToolArgumentsError as exc:
-        named = exc.with_tool_name(call.name)
-        raise Failure(str(named), named) from None
+    kwargs = structure(call, ft, args)
     for name in ft.context_parameters:
         kwargs[name] = ctx
     return ft.fn, kwargs
+
+
+def structure(
+    call: ToolCall, ft: FunctionTool[Any, Any], args: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Validate *args* for *ft*; bad arguments raise :class:`Failure`."""
+    try:
+        return ft._structurer.structure(args)  # noqa: SLF001
+    except ToolArgumentsError as exc:
+        named = exc.with_tool_name(call.name)
+        raise Failure(str(named), named) from None
 
 
 def invoke(entry: ToolEntry, fn: Any, args: Any) -> Any:

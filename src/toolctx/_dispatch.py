@@ -38,7 +38,7 @@ from toolctx._registry import (
 )
 from toolctx._remote import RemoteCall, RemoteOutcome, run_remote
 from toolctx._session import Session
-from toolctx.exceptions import ToolArgumentsError, ToolctxError, ToolDenied
+from toolctx.exceptions import ToolctxError, ToolDenied
 
 
 @final
@@ -543,11 +543,7 @@ class Dispatcher:
         args = _calls.decode_arguments(call, entry, self._limits)
         ft = entry.function_tool
         if ft is not None:
-            try:
-                ft._structurer.structure(args)  # noqa: SLF001
-            except ToolArgumentsError as exc:
-                named = exc.with_tool_name(call.name)
-                raise Failure(str(named), named) from None
+            _calls.structure(call, ft, args)
         # A tool the workers cannot import is a host bug: TypeError.
         return RemoteCall.for_tool(
             entry.tool,

@@ -31,7 +31,6 @@ from toolctx._current import reset_current, set_current
 from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import ToolEntry
 from toolctx._tool import FunctionTool
-from toolctx.exceptions import ToolArgumentsError
 
 
 if TYPE_CHECKING:
@@ -81,16 +80,6 @@ def flat_kwargs(  # noqa: C901 - one pass over the values, on purpose
     return None
 
 
-def _structure(
-    call: ToolCall, structurer: ArgumentStructurer, args: dict[str, Any]
-) -> dict[str, Any]:
-    try:
-        return structurer.structure(args)
-    except ToolArgumentsError as exc:
-        named = exc.with_tool_name(call.name)
-        raise Failure(str(named), named) from None
-
-
 def _kwargs(
     dispatcher: Dispatcher,
     call: ToolCall,
@@ -108,7 +97,7 @@ def _kwargs(
     )
     if kwargs is None:
         args = _calls.decode_arguments(call, entry, dispatcher._limits)  # noqa: SLF001
-        kwargs = _structure(call, structurer, args)
+        kwargs = _calls.structure(call, ft, args)
     for name in ft.context_parameters:
         kwargs[name] = ctx
     return kwargs
