@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
 
 from toolctx._records import ToolResult
 from toolctx.providers._errors import ProviderPayloadError
@@ -27,6 +27,33 @@ def check_result(result: object, function: str) -> ToolResult:
         )
         raise TypeError(msg)
     return result
+
+
+def check_turn_results(results: object, empty: str) -> list[ToolResult]:
+    """The results of one turn as a non-empty list of ToolResult.
+
+    Args:
+        results: What the caller passed to ``results_message()``.
+        empty: Why the provider rejects an empty message.
+
+    Raises:
+        TypeError: A single ToolResult, or an item that is not one.
+        ValueError: No results.
+    """
+    if isinstance(results, ToolResult):
+        msg = (
+            "results_message() takes an iterable of ToolResult; "
+            "use result_message() for a single one."
+        )
+        raise TypeError(msg)
+    checked = [
+        check_result(r, "results_message")
+        for r in cast("Iterable[object]", results)
+    ]
+    if not checked:
+        msg = f"results_message() needs at least one ToolResult: {empty}"
+        raise ValueError(msg)
+    return checked
 
 
 def content_text(result: ToolResult) -> str:

@@ -39,7 +39,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import Any
 
 from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import Registry
@@ -52,6 +52,7 @@ from toolctx.providers._payload import (
 )
 from toolctx.providers._render import (
     check_result,
+    check_turn_results,
     content_text,
     plain,
     require_call_id,
@@ -189,18 +190,7 @@ def results_message(results: Iterable[ToolResult]) -> dict[str, Any]:
 
     .. versionadded:: 0.1.0
     """
-    if isinstance(cast("object", results), ToolResult):
-        msg = (
-            "results_message() takes an iterable of ToolResult; "
-            "use result_message() for a single one."
-        )
-        raise TypeError(msg)
-    results = [check_result(r, "results_message") for r in results]
-    blocks = [result_block(result) for result in results]
-    if not blocks:
-        msg = (
-            "results_message() needs at least one ToolResult: Anthropic "
-            "rejects a user message without content."
-        )
-        raise ValueError(msg)
-    return {"role": "user", "content": blocks}
+    checked = check_turn_results(
+        results, "Anthropic rejects a user message without content."
+    )
+    return {"role": "user", "content": [result_block(r) for r in checked]}

@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import Registry
@@ -63,6 +63,7 @@ from toolctx.providers._payload import (
 )
 from toolctx.providers._render import (
     check_result,
+    check_turn_results,
     compact_json,
     error_text,
     plain,
@@ -228,18 +229,7 @@ def results_message(results: Iterable[ToolResult]) -> dict[str, Any]:
 
     .. versionadded:: 0.1.0
     """
-    if isinstance(cast("object", results), ToolResult):
-        msg = (
-            "results_message() takes an iterable of ToolResult; "
-            "use result_message() for a single one."
-        )
-        raise TypeError(msg)
-    results = [check_result(r, "results_message") for r in results]
-    parts = [result_part(result) for result in results]
-    if not parts:
-        msg = (
-            "results_message() needs at least one ToolResult: Gemini "
-            "rejects a content without parts."
-        )
-        raise ValueError(msg)
-    return {"role": "user", "parts": parts}
+    checked = check_turn_results(
+        results, "Gemini rejects a content without parts."
+    )
+    return {"role": "user", "parts": [result_part(r) for r in checked]}
