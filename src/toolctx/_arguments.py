@@ -34,9 +34,11 @@ from toolctx._strict_hooks import (
     problems_of,
     render_path,
     show_value,
+    unexpected,
     union_members,
     unwrap,
 )
+from toolctx._text import message_of
 from toolctx.exceptions import ArgumentError, SchemaError, ToolArgumentsError
 
 
@@ -227,7 +229,7 @@ class ArgumentStructurer:
         except ToolArgumentsError:
             raise
         except Exception as exc:  # noqa: BLE001 - reported
-            detail = str(exc) or type(exc).__name__
+            detail = message_of(exc) or type(exc).__name__
             raise ToolArgumentsError(
                 [ArgumentError("", f"invalid arguments ({detail})")]
             ) from None
@@ -260,12 +262,13 @@ class ArgumentStructurer:
                 )
         if found != len(args):
             errors.extend(
-                ArgumentError(
-                    render_path((str(key),)),
-                    f"unexpected argument ({self._allowed})",
+                _argument_errors(
+                    unexpected(
+                        [key for key in args if key not in self._names],
+                        f"unexpected argument ({self._allowed})",
+                        "arguments",
+                    )
                 )
-                for key in args
-                if key not in self._names
             )
         if errors:
             raise ToolArgumentsError(errors)
@@ -311,21 +314,15 @@ def unstructure_output(value: object) -> object:
     names, enums their value, ``datetime``/``date``/``time`` ISO 8601
     strings, UUIDs and paths strings, tuples, lists, sets and frozensets
     lists (sets sorted), mappings dicts with string keys (``1`` becomes
-    ``"1"``, as ``json.dumps`` writes it). Floats are kept as they are,
-    NaN and infinities included.
+    ``"1"``, as ``json.dumps`` writes it). NaN, infinities and integers
+    of more than 4,300 digits have no JSON form.
 
     Raises:
         TypeError: A value (or one nested in it) has no JSON form; the
             message names its type and where it sits.
     """
     cls = type(value)
-    if (
-        cls is str
-        or cls is int
-        or cls is float
-        or cls is bool
-        or value is None
-    ):
+    if cls is str or cls is bool or value is None:
         return value
     try:
         return _HOOKS.unstructure(value)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import json.scanner
+import re
+import sys
 
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping
@@ -29,6 +31,8 @@ from toolctx._ids import new_invocation_id
 from toolctx._records import ToolCall, ToolResult, new_result
 from toolctx._registry import ToolEntry
 from toolctx._session import Session
+from toolctx._strict_hooks import MAX_INT, MAX_INT_DIGITS
+from toolctx._text import exception_text, message_of
 from toolctx._tool import FunctionTool
 from toolctx.exceptions import ToolArgumentsError, ToolctxError, ToolDenied
 
@@ -172,14 +176,25 @@ def _parse(
             _check_depth(text, data, limits.max_depth)
         if "\\u" in text or not text.isascii():
             _check_surrogates(data)
+        if size > MAX_INT_DIGITS and _LONG_DIGITS.search(text):
+            _check_numbers(data)
     except (ValueError, RecursionError) as exc:
-        raise Failure(
-            f"The arguments for tool {call.name!r} are not valid JSON "
-            f"({_short(exc)}). Send one JSON object"
-            f"{_expected_keys(entry)}.",
-            exc,
-        ) from None
+        raise _invalid_json(call, entry, exc) from None
     return data
+
+
+def _invalid_json(
+    call: ToolCall, entry: ToolEntry, exc: ValueError | RecursionError
+) -> Failure:
+    """The failure for argument text the decoder refused."""
+    detail = _short(exc)
+    if "integer string conversion" in detail:  # CPython's digit limit
+        detail = _TOO_MANY_DIGITS
+    return Failure(
+        f"The arguments for tool {call.name!r} are not valid JSON "
+        f"({detail}). Send one JSON object{_expected_keys(entry)}.",
+        exc,
+    )
 
 
 def _check_decoded(
@@ -227,6 +242,8 @@ def _decoded_problem(data: object, max_depth: int) -> str | None:
 def _scalar_problem(item: object) -> str | None:
     if isinstance(item, float) and item - item != 0:
         return f"{item!r} is not a JSON number; send a finite number"
+    if isinstance(item, int) and not -MAX_INT < item < MAX_INT:
+        return _TOO_MANY_DIGITS
     if isinstance(item, str) and not item.isascii():
         try:
             item.encode()
@@ -255,6 +272,25 @@ def _check_depth(text: str, data: object, max_depth: int) -> None:
             elif isinstance(item, list):
                 nxt.extend(v for v in item if isinstance(v, (dict, list)))
         level = nxt
+
+
+_TOO_MANY_DIGITS = (
+    f"a number has more than {MAX_INT_DIGITS} digits; send it as a string"
+)
+_LONG_DIGITS = re.compile(rf"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+
+
+def _check_numbers(data: object) -> None:
+    """Raise ValueError if an integer in *data* has too many digits."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if type(item) is int and not -MAX_INT < item < MAX_INT:
+            raise ValueError(_TOO_MANY_DIGITS)
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def _check_surrogates(data: object) -> None:
@@ -298,8 +334,7 @@ def _json_kind(value: object) -> str:
 
 
 def _short(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if len(text) <= 200 else text[:197] + "..."  # noqa: PLR2004
+    return message_of(exc, 200) or type(exc).__name__
 
 
 def prepare(
@@ -412,8 +447,12 @@ def denied(call: ToolCall, exc: ToolDenied) -> Failure:
     return Failure(f"Call to tool {call.name!r} was denied: {exc.reason}", exc)
 
 
-def tool_failure(call: ToolCall, exc: Exception, *, detail: bool) -> Failure:
+def tool_failure(
+    call: ToolCall, exc: BaseException, *, detail: bool
+) -> Failure:
     """The failure for an exception raised while the tool ran."""
+    if type(exc) is _RaisedError:
+        exc = exc.original
     if isinstance(exc, ToolArgumentsError):
         return Failure(str(exc.with_tool_name(call.name)), exc)
     if isinstance(exc, ToolDenied):
@@ -422,8 +461,125 @@ def tool_failure(call: ToolCall, exc: Exception, *, detail: bool) -> Failure:
         return Failure(str(exc), exc)
     if not detail:
         return Failure(f"Tool {call.name!r} failed.", exc)
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return Failure(f"Tool {call.name!r} failed: {text}", exc)
+    return Failure(f"Tool {call.name!r} failed: {exception_text(exc)}", exc)
+
+
+def propagates(exc: BaseException, *, awaited: bool) -> bool:
+    """Whether *exc*, raised by a tool body, escapes the dispatcher.
+
+    Everything a tool raises is a tool failure (an error result), its
+    ``SystemExit`` included, except ``KeyboardInterrupt``, ``GeneratorExit``
+    and other ``BaseException`` subclasses that are not ``SystemExit``,
+    and the *caller's own* cancellation. A ``CancelledError`` the tool
+    raised itself (it awaited a future someone else cancelled) is a tool
+    failure: the caller's task was not cancelled. Cancellation reaches a
+    task only at an ``await``, so a ``CancelledError`` out of code that
+    did not await (*awaited* False) is always the tool's own.
+    """
+    if isinstance(exc, (Exception, SystemExit)):
+        return False
+    if isinstance(exc, asyncio.CancelledError):
+        return awaited and caller_cancelled()
+    return True
+
+
+if sys.version_info >= (3, 11):
+
+    def caller_cancelled() -> bool:
+        """Whether the running task has been asked to cancel."""
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:
+            return False
+        return task is not None and task.cancelling() > 0
+
+    def await_tool(work: Awaitable[Any]) -> Awaitable[Any]:
+        """What to await for a tool's awaitable: *work* itself.
+
+        :func:`caller_cancelled` tells the caller's cancellation from the
+        tool's own ``CancelledError`` here, so no wrapper is needed.
+        """
+        return work
+
+else:  # pragma: no cover - CPython 3.10
+
+    def caller_cancelled() -> bool:
+        """Whether the running task has been asked to cancel.
+
+        CPython 3.10 keeps no count of cancel requests: any
+        ``CancelledError`` seen at an ``await`` is taken for the caller's;
+        :func:`await_tool` makes a tool's own one distinguishable.
+        """
+        return True
+
+    async def await_tool(work: Awaitable[Any]) -> Any:
+        """Await a tool's awaitable in a child task.
+
+        ``asyncio.wait`` raises ``CancelledError`` only when the awaiting
+        task itself is cancelled; a tool that ends with a
+        ``CancelledError`` of its own comes back as a finished task, whose
+        error is wrapped so that it becomes a tool failure. The child runs
+        :func:`captured`, so that a tool's ``SystemExit`` never reaches the
+        event loop (a task re-raises it there).
+        """
+        task = asyncio.ensure_future(captured(work))
+        try:
+            await asyncio.wait({task})
+        except BaseException:
+            task.cancel()
+            raise
+        return thread_result(task.result())
+
+
+def in_thread(body: Any) -> tuple[bool, Any]:
+    """Run *body* in a worker thread; ``(True, value)`` or ``(False, exc)``.
+
+    Whatever the body raises comes back as a value: a future cannot carry
+    ``StopIteration`` (the awaiting task would hang), and a
+    ``CancelledError`` raised there must not pass for the awaiting task's
+    own cancellation. :func:`thread_result` re-raises it in the caller.
+    """
+    try:
+        return True, body()
+    except BaseException as exc:  # noqa: BLE001 - re-raised by thread_result
+        return False, exc
+
+
+async def captured(work: Awaitable[Any]) -> tuple[bool, Any]:
+    """Await *work*; ``(True, value)`` or ``(False, exc)``, like in_thread.
+
+    For awaitables run in a task of their own (timeouts): a task re-raises
+    a ``SystemExit`` or ``KeyboardInterrupt`` into the event loop, which
+    would stop it.
+    """
+    try:
+        return True, await work
+    except BaseException as exc:  # noqa: BLE001 - re-raised by thread_result
+        return False, exc
+
+
+def thread_result(outcome: tuple[bool, Any]) -> Any:
+    """The value of an *outcome* (see :func:`in_thread`), or raise it."""
+    ok, value = outcome
+    if ok:
+        return value
+    if isinstance(value, (asyncio.CancelledError, StopIteration)):
+        # Neither may cross a coroutine frame as itself.
+        raise _RaisedError(value) from None
+    raise value
+
+
+class _RaisedError(Exception):
+    """What a tool raised, carried where it could not travel as itself.
+
+    A ``StopIteration`` cannot leave a coroutine frame (it becomes a
+    ``RuntimeError``), and a tool's own ``CancelledError`` must not pass
+    for the caller's; :func:`tool_failure` unwraps it.
+    """
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(original)
+        self.original = original
 
 
 def cancelled(call: ToolCall) -> Failure:
@@ -455,7 +611,7 @@ def ok_result(
     metadata = NO_METADATA
     changes = NO_CHANGES
     if rec is not None:
-        rec.closed = True
+        rec.close()
         if rec.metadata is not None:
             metadata = freeze_mapping(
                 rec.metadata, "ToolResult.metadata", deep=False
@@ -489,7 +645,7 @@ def error_result(
     rec = ctx._recorder  # noqa: SLF001
     metadata = NO_METADATA
     if rec is not None:
-        rec.closed = True
+        rec.close()
     if rec is not None and rec.metadata is not None:
         metadata = freeze_mapping(
             rec.metadata, "ToolResult.metadata", deep=False
@@ -524,14 +680,14 @@ async def with_timeout(
         ToolTimeoutError: The time ran out; the work was cancelled (a
             worker thread cannot be stopped and finishes on its own).
     """
-    task = asyncio.ensure_future(value)
+    task = asyncio.ensure_future(captured(value))
     try:
         done, _ = await asyncio.wait({task}, timeout=timeout)
     except BaseException:
         task.cancel()
         raise
     if task in done:
-        return task.result()
+        return thread_result(task.result())
     task.cancel()
     msg = (
         f"Tool {name!r} timed out after {timeout:g} seconds and was "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar, final, overload
 
@@ -39,8 +41,21 @@ def _values(value: Mapping[str, object]) -> Mapping[str, object]:
     return freeze_mapping(value, "ExecutionContext.values", deep=False)
 
 
+RECORD_LOCK = threading.Lock()
+"""Held by ``publish``/``set_state`` while they write to a recorder."""
+
+
 class CallRecorder:
-    """Collects what a running call publishes; one per dispatched call."""
+    """Collects what a running call publishes; one per dispatched call.
+
+    Writers (``publish``/``set_state``, possibly from threads the tool
+    started) check :attr:`closed` and write while holding
+    :data:`RECORD_LOCK`. :meth:`close` needs no lock on the common path:
+    once ``closed`` is set no new write starts, and a write already under
+    way holds the lock, so waiting for the lock once is enough. After
+    ``close()`` the dicts never change again: the result is built from a
+    consistent snapshot, and a late write is refused.
+    """
 
     __slots__ = ("closed", "metadata", "state_changes")
 
@@ -49,9 +64,16 @@ class CallRecorder:
         self.state_changes: dict[str, object] | None = None
         self.closed = False
 
+    def close(self) -> None:
+        """Refuse further writes; wait for one under way to finish."""
+        self.closed = True
+        if RECORD_LOCK.locked():
+            with RECORD_LOCK:
+                pass
+
 
 @final
-@attrs.frozen(kw_only=True, repr=False)
+@attrs.frozen(kw_only=True, repr=False, getstate_setstate=False)
 class ExecutionContext:
     """Everything a tool may know about the call it runs in.
 
@@ -122,9 +144,33 @@ class ExecutionContext:
             for f in _REPR_FIELDS
             if getattr(self, f.name) != f.default or f.name == "invocation_id"
         ]
-        if self.scope is not None:
-            parts.append(f"scope=<{type(self.scope).__name__}>")
+        if self.scope is not None:  # runtime-only: not even its type
+            parts.append("scope=<set>")
         return f"ExecutionContext({', '.join(parts)})"
+
+    # -- copying and pickling ----------------------------------------------
+    # The data fields are copied; the runtime-only ones (scope, the running
+    # call's recorder) never leave the process. A pickle drops them, as
+    # to_dict() and RemoteCall do: the receiving side re-attaches a scope
+    # (from_dict(..., scope=...), a scope_loader) and is not a dispatched
+    # call. copy.copy and copy.deepcopy stay in the process and share them.
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        data = {f.name: getattr(self, f.name) for f in _REPR_FIELDS}
+        return (_unpickle_context, (data,))
+
+    def __copy__(self) -> ExecutionContext:
+        return self  # frozen: a copy would be indistinguishable
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ExecutionContext:
+        from copy import deepcopy
+
+        data = {f.name: deepcopy(getattr(self, f.name), memo) for f in _REPR_FIELDS}
+        ctx = ExecutionContext(
+            **data, scope=self.scope, _recorder=self._recorder
+        )
+        memo[id(self)] = ctx
+        return ctx
 
     # -- typed values ------------------------------------------------------
 
@@ -297,6 +343,11 @@ _REPR_FIELDS = tuple(
 )
 
 EMPTY_CONTEXT_FIELDS = {f.name: f.default for f in _REPR_FIELDS}
+
+
+def _unpickle_context(data: dict[str, Any]) -> ExecutionContext:
+    """Rebuild a pickled context: its data, no scope, not a running call."""
+    return ExecutionContext(**data)
 
 
 def _typed(value: object, key: ContextKey[T]) -> T:

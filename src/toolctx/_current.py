@@ -7,7 +7,7 @@ from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, cast, final
 
-from toolctx._context import ExecutionContext
+from toolctx._context import RECORD_LOCK, ExecutionContext
 from toolctx._keys import ContextKey
 from toolctx.exceptions import NoExecutionContextError, ToolctxError
 
@@ -18,6 +18,11 @@ _CURRENT: ContextVar[ExecutionContext | None] = ContextVar(
 get_current = _CURRENT.get
 set_current = _CURRENT.set
 reset_current = _CURRENT.reset
+# The innermost open use_context() block; each block links to the one it
+# opened inside, so an exit can tell whether it is the innermost one.
+_OPEN_BLOCK: ContextVar[use_context | None] = ContextVar(
+    "toolctx.use_context", default=None
+)
 
 
 def execution_context() -> ExecutionContext:
@@ -71,6 +76,11 @@ class use_context:  # noqa: N801 - reads as a function at the call site
     context comes back on exit, exceptions included. Usable as a sync or
     async context manager; not reentrant (use a new one per block).
 
+    Blocks must exit innermost first. An outer block that exits while a
+    block opened inside it is still open raises :class:`ToolctxError`
+    after restoring the context bound before the outer block; the inner
+    blocks then restore nothing when they exit.
+
     Example:
         >>> from toolctx import ExecutionContext, current_context
         >>> with use_context(ExecutionContext(user_id="ada")) as ctx:
@@ -82,7 +92,7 @@ class use_context:  # noqa: N801 - reads as a function at the call site
     .. versionadded:: 0.1.0
     """
 
-    __slots__ = ("_ctx", "_token")
+    __slots__ = ("_block_token", "_ctx", "_outer", "_token")
 
     def __init__(self, ctx: ExecutionContext) -> None:
         if not isinstance(cast("object", ctx), ExecutionContext):
@@ -93,11 +103,15 @@ class use_context:  # noqa: N801 - reads as a function at the call site
             raise TypeError(msg)
         self._ctx = ctx
         self._token: Token[ExecutionContext | None] | None = None
+        self._block_token: Token[use_context | None] | None = None
+        self._outer: use_context | None = None
 
     def __enter__(self) -> ExecutionContext:
         if self._token is not None:
             msg = "This use_context() is already active; make a new one."
             raise ToolctxError(msg)
+        self._outer = _OPEN_BLOCK.get()
+        self._block_token = _OPEN_BLOCK.set(self)
         self._token = set_current(self._ctx)
         return self._ctx
 
@@ -107,9 +121,29 @@ class use_context:  # noqa: N801 - reads as a function at the call site
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        token, self._token = self._token, None
-        if token is not None:
-            reset_current(token)
+        token, block_token = self._token, self._block_token
+        if token is None or block_token is None:
+            return  # never entered, or undone by an outer block's exit
+        inner: list[use_context] = []
+        block = _OPEN_BLOCK.get()
+        while block is not self:
+            if block is None:
+                raise ToolctxError(_FOREIGN_EXIT)
+            inner.append(block)
+            block = block._outer  # noqa: SLF001 - same class
+        try:
+            _OPEN_BLOCK.reset(block_token)
+        except ValueError:  # entered in another contextvars.Context
+            raise ToolctxError(_FOREIGN_EXIT) from None
+        reset_current(token)
+        self._close()
+        if inner:
+            for block in inner:
+                block._close()  # noqa: SLF001 - same class
+            raise ToolctxError(_out_of_order(self._ctx, len(inner)))
+
+    def _close(self) -> None:
+        self._token = self._block_token = self._outer = None
 
     async def __aenter__(self) -> ExecutionContext:
         return self.__enter__()
@@ -121,6 +155,26 @@ class use_context:  # noqa: N801 - reads as a function at the call site
         tb: TracebackType | None,
     ) -> None:
         self.__exit__(exc_type, exc, tb)
+
+
+_FOREIGN_EXIT = (
+    "This use_context() block is exited in another thread or asyncio task "
+    "than the one that entered it, where it is not open. Exit it where it "
+    "was entered; nothing was changed."
+)
+
+
+def _out_of_order(ctx: ExecutionContext, inner: int) -> str:
+    blocks = "block" if inner == 1 else "blocks"
+    return (
+        f"use_context() blocks exited out of order: the block that bound "
+        f"invocation {ctx.invocation_id} exited while {inner} use_context() "
+        f"{blocks} opened inside it {'was' if inner == 1 else 'were'} still "
+        "open. Exit the innermost block first (nest the with statements; "
+        "exit ExitStack entries in reverse order). The context bound before "
+        f"this block is restored, and the inner {blocks} will restore "
+        "nothing when exited."
+    )
 
 
 def _running_call(what: str) -> ExecutionContext:
@@ -139,14 +193,17 @@ def _running_call(what: str) -> ExecutionContext:
         )
         raise ToolctxError(msg)
     if recorder.closed:
-        msg = (
-            f"{what}() was called after tool call {ctx.tool_name!r} "
-            f"(invocation {ctx.invocation_id}) finished, so its result is "
-            "already built. Join threads the tool starts before the tool "
-            "returns."
-        )
-        raise ToolctxError(msg)
+        raise _finished(what, ctx)
     return ctx
+
+
+def _finished(what: str, ctx: ExecutionContext) -> ToolctxError:
+    return ToolctxError(
+        f"{what}() was called after tool call {ctx.tool_name!r} "
+        f"(invocation {ctx.invocation_id}) finished, so its result is "
+        "already built. Join threads the tool starts before the tool "
+        "returns."
+    )
 
 
 def publish(key: ContextKey[Any] | str, value: object) -> None:
@@ -185,14 +242,18 @@ def _record(
     what: str, slot: str, key: ContextKey[Any] | str, value: object
 ) -> None:
     """Store *value* under *key* in the running call's recorder *slot*."""
-    recorder = _running_call(what)._recorder  # noqa: SLF001
+    ctx = _running_call(what)
+    recorder = ctx._recorder  # noqa: SLF001
     assert recorder is not None  # noqa: S101 - checked by _running_call
     name = _key_name(key, value)
-    entries: dict[str, object] | None = getattr(recorder, slot)
-    if entries is None:
-        entries = {}
-        setattr(recorder, slot, entries)
-    entries[name] = value
+    with RECORD_LOCK:  # see CallRecorder: the result may be built now
+        if recorder.closed:
+            raise _finished(what, ctx)
+        entries: dict[str, object] | None = getattr(recorder, slot)
+        if entries is None:
+            entries = {}
+            setattr(recorder, slot, entries)
+        entries[name] = value
 
 
 def _key_name(key: ContextKey[Any] | str, value: object) -> str:

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Iterable,
+    Iterator,
+    Sequence,
+)
 from concurrent.futures import Executor
 from contextvars import copy_context
 from functools import partial
@@ -38,7 +45,11 @@ from toolctx._registry import (
 )
 from toolctx._remote import RemoteCall, RemoteOutcome, run_remote
 from toolctx._session import Session
+from toolctx._text import exception_text
 from toolctx.exceptions import ToolctxError, ToolDenied
+
+
+_log = logging.getLogger("toolctx")
 
 
 @final
@@ -254,16 +265,19 @@ class Dispatcher:
         calls = list(calls)
         if isinstance(context, Session):
             return [self.dispatch(call, context) for call in calls]
+        template, _ = _calls.resolve_template(context, get_current())
         results: list[ToolResult] = []
+        prior = template.prior_results
         for call in calls:
-            template, _ = _calls.resolve_template(context, get_current())
-            if results:
-                template = attrs.evolve(
-                    template,
-                    prior_results=template.prior_results
-                    + tuple(map(frozen_view, results)),
-                )
-            results.append(self.dispatch(call, template))
+            result = self.dispatch(
+                call,
+                attrs.evolve(template, prior_results=prior)
+                if results
+                else template,
+            )
+            results.append(result)
+            # Each result is frozen once, however many calls follow it.
+            prior = (*prior, frozen_view(result))
         return results
 
     def _run(
@@ -292,7 +306,7 @@ class Dispatcher:
             # Cancellation, KeyboardInterrupt: interceptors whose before ran
             # still see the call end (spans closed, audit written).
             if ran:
-                self._after(
+                self._unwind(
                     call, ctx, ran, _cancelled_result(call, ctx, start)
                 )
             raise
@@ -324,7 +338,9 @@ class Dispatcher:
             else:
                 value = asyncio.run(_calls.acollect(value))
             return unstructure_output(value)
-        except Exception as exc:  # noqa: BLE001 - tool failures are results
+        except BaseException as exc:
+            if _calls.propagates(exc, awaited=False):
+                raise
             raise self._failure(call, exc) from None
         finally:
             reset_current(token)
@@ -425,7 +441,7 @@ class Dispatcher:
             # Cancellation, KeyboardInterrupt: interceptors whose before ran
             # still see the call end (spans closed, audit written).
             if ran:
-                self._after(
+                self._unwind(
                     call, ctx, ran, _cancelled_result(call, ctx, start)
                 )
             raise
@@ -448,7 +464,9 @@ class Dispatcher:
         try:
             value = await self._aexecute(entry, fn, args, timeout, call)
             return unstructure_output(value)
-        except Exception as exc:  # noqa: BLE001 - tool failures are results
+        except BaseException as exc:
+            if _calls.propagates(exc, awaited=True):
+                raise
             raise self._failure(call, exc) from None
         finally:
             reset_current(token)
@@ -464,28 +482,36 @@ class Dispatcher:
         """Run the body with the call's context bound (by the caller)."""
         mode = entry.mode
         if mode == SYNC and entry.inline:
-            return _calls.invoke(entry, fn, args)
-        if mode == ASYNC:
-            work = _calls.invoke(entry, fn, args)
-        elif mode == ASYNC_STREAM:
-            work = _calls.acollect(_calls.invoke(entry, fn, args))
+            # Captured: StopIteration cannot leave this coroutine as itself.
+            value = _calls.thread_result(
+                _calls.in_thread(partial(_calls.invoke, entry, fn, args))
+            )
         else:
-            body = partial(_calls.invoke, entry, fn, args)
-            if mode == STREAM:
-                body = partial(_run_then_collect, body)
-            loop = asyncio.get_running_loop()
-            work = loop.run_in_executor(None, copy_context().run, body)
-        value = (
-            await work
-            if timeout is None
-            else await _calls.with_timeout(work, timeout, call.name)
-        )
+            if mode == ASYNC:
+                work = _calls.invoke(entry, fn, args)
+            elif mode == ASYNC_STREAM:
+                work = _calls.acollect(_calls.invoke(entry, fn, args))
+            else:
+                body = partial(_calls.invoke, entry, fn, args)
+                if mode == STREAM:
+                    body = partial(_run_then_collect, body)
+                loop = asyncio.get_running_loop()
+                work = _in_worker(
+                    loop.run_in_executor(
+                        None, copy_context().run, _calls.in_thread, body
+                    )
+                )
+            value = await _calls.await_tool(
+                work
+                if timeout is None
+                else _calls.with_timeout(work, timeout, call.name)
+            )
         if (
             mode == SYNC
             and entry.function_tool is None
             and inspect.isawaitable(value)
         ):
-            value = await value
+            value = await _calls.await_tool(value)
         return value
 
     # -- streaming -----------------------------------------------------------
@@ -593,7 +619,7 @@ class Dispatcher:
             raise _calls.unknown_tool(call, list(self.registry))
         return entry
 
-    def _failure(self, call: ToolCall, exc: Exception) -> Failure:
+    def _failure(self, call: ToolCall, exc: BaseException) -> Failure:
         return _calls.tool_failure(
             call, exc, detail=self.include_exception_messages
         )
@@ -601,40 +627,74 @@ class Dispatcher:
     def _before(
         self, call: ToolCall, ctx: ExecutionContext, start: int
     ) -> tuple[ExecutionContext, int, ToolResult | None]:
+        """Run every ``before`` in order.
+
+        Returns the context the tool gets, how many ``before`` ran, and
+        the error result if one denied the call. If one raises anything
+        else, the ``after`` of those that ran still see the call end
+        (spans closed, audit written) before the exception propagates.
+        """
         ran = 0
-        recorder = ctx._recorder  # noqa: SLF001
-        for interceptor in self._interceptors:
-            try:
-                new = interceptor.before(call, ctx)
-            except ToolDenied as exc:
-                failure = _calls.denied(call, exc)
-                return ctx, ran, _calls.error_result(call, ctx, failure, start)
-            ran += 1
-            if type(cast("object", new)) is not ExecutionContext:
-                msg = (
-                    f"{type(interceptor).__name__}.before() must return an "
-                    f"ExecutionContext, got {type(new).__name__}."
+        interceptor: Interceptor | None = None
+        try:
+            for interceptor in self._interceptors:
+                try:
+                    new = interceptor.before(call, ctx)
+                except ToolDenied as exc:
+                    failure = _calls.denied(call, exc)
+                    refused = _calls.error_result(call, ctx, failure, start)
+                    return ctx, ran, refused
+                ran += 1
+                ctx = self._checked_context(call, interceptor, ctx, new)
+        except BaseException:
+            if ran:
+                name = type(interceptor).__name__
+                failure = Failure(
+                    f"The call to tool {call.name!r} did not run: "
+                    f"interceptor {name} failed before it."
                 )
-                raise TypeError(msg)
-            if new.invocation_id != ctx.invocation_id:
-                msg = (
-                    f"{type(interceptor).__name__}.before() changed the "
-                    "invocation_id; derive the context with with_metadata() "
-                    "or with_value() instead."
+                self._unwind(
+                    call,
+                    ctx,
+                    ran,
+                    _calls.error_result(call, ctx, failure, start),
                 )
-                raise ToolctxError(msg)
-            if new._recorder is not recorder:  # noqa: SLF001
-                assert recorder is not None  # noqa: S101 - set by call_context
-                new = derive_call_context(
-                    new,
-                    new.invocation_id,
-                    call.name,
-                    call.id,
-                    new.parent_invocation_id,
-                    recorder,
-                )
-            ctx = new
+            raise
         return ctx, ran, None
+
+    def _checked_context(
+        self,
+        call: ToolCall,
+        interceptor: Interceptor,
+        ctx: ExecutionContext,
+        new: object,
+    ) -> ExecutionContext:
+        """The context *interceptor*'s ``before`` returned, checked."""
+        if type(new) is not ExecutionContext:
+            msg = (
+                f"{type(interceptor).__name__}.before() must return an "
+                f"ExecutionContext, got {type(new).__name__}."
+            )
+            raise TypeError(msg)
+        if new.invocation_id != ctx.invocation_id:
+            msg = (
+                f"{type(interceptor).__name__}.before() changed the "
+                "invocation_id; derive the context with with_metadata() "
+                "or with_value() instead."
+            )
+            raise ToolctxError(msg)
+        recorder = ctx._recorder  # noqa: SLF001
+        if new._recorder is not recorder:  # noqa: SLF001
+            assert recorder is not None  # noqa: S101 - set by call_context
+            new = derive_call_context(
+                new,
+                new.invocation_id,
+                call.name,
+                call.id,
+                new.parent_invocation_id,
+                recorder,
+            )
+        return new
 
     def _after(
         self,
@@ -643,15 +703,50 @@ class Dispatcher:
         ran: int,
         result: ToolResult,
     ) -> ToolResult:
+        """Run the ``after`` of the first *ran* interceptors, last first.
+
+        Every one runs, even when an earlier one raises; the first
+        exception is raised once all have run.
+        """
+        error: BaseException | None = None
         for interceptor in reversed(self._interceptors[:ran]):
-            result = interceptor.after(call, ctx, result)
-            if type(cast("object", result)) is not ToolResult:
-                msg = (
-                    f"{type(interceptor).__name__}.after() must return a "
-                    f"ToolResult, got {type(result).__name__}."
-                )
-                raise TypeError(msg)
+            try:
+                new = interceptor.after(call, ctx, result)
+                if type(cast("object", new)) is not ToolResult:
+                    msg = (
+                        f"{type(interceptor).__name__}.after() must return "
+                        f"a ToolResult, got {type(new).__name__}."
+                    )
+                    raise TypeError(msg)  # noqa: TRY301 - collected
+                result = new
+            except BaseException as exc:  # noqa: BLE001 - raised below
+                if error is None:
+                    error = exc
+        if error is not None:
+            raise error
         return result
+
+    def _unwind(
+        self,
+        call: ToolCall,
+        ctx: ExecutionContext,
+        ran: int,
+        result: ToolResult,
+    ) -> None:
+        """:meth:`_after` while another exception propagates.
+
+        The propagating exception wins; one raised by an ``after`` here is
+        logged with its traceback instead of replacing it.
+        """
+        try:
+            self._after(call, ctx, ran, result)
+        except BaseException:  # noqa: BLE001 - the caller re-raises its own
+            _log.exception(
+                "An interceptor's after() failed for tool call %r "
+                "(invocation %s) while the call was being abandoned",
+                call.name,
+                ctx.invocation_id,
+            )
 
 
 def _apply_outcome(outcome: RemoteOutcome, ctx: ExecutionContext) -> Any:
@@ -675,10 +770,16 @@ def _cancelled_result(
 
 
 def _executor_failure(call: ToolCall, exc: Exception) -> Failure:
-    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return Failure(
-        f"Tool {call.name!r} could not run in the executor: {detail}", exc
+        f"Tool {call.name!r} could not run in the executor: "
+        f"{exception_text(exc)}",
+        exc,
     )
+
+
+async def _in_worker(future: Awaitable[tuple[bool, Any]]) -> Any:
+    """The value of a worker-thread body, or its error raised here."""
+    return _calls.thread_result(await future)
 
 
 def _run_then_collect(body: Any) -> list[Any]:

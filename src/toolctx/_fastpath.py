@@ -30,6 +30,7 @@ from toolctx._context import (
 from toolctx._current import reset_current, set_current
 from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import ToolEntry
+from toolctx._strict_hooks import MAX_INT_DIGITS
 from toolctx._tool import FunctionTool
 
 
@@ -49,12 +50,17 @@ def flat_kwargs(  # noqa: C901 - one pass over the values, on purpose
 
     Plain means: within the size limit, ASCII without escapes, one flat
     JSON object whose every key is seen exactly once (the text holds as
-    many ``":`` as the object has keys, so no key was dropped as a
+    many ``:`` as the object has keys, so no key was dropped as a
     duplicate), and whose values are finite scalars that already have a
     type their parameter takes unchanged, with every required parameter
     present. Anything else returns None and takes the general path.
     """
-    if len(raw) > max_size or not raw.isascii() or "\\" in raw:
+    if (
+        len(raw) > max_size
+        or len(raw) > MAX_INT_DIGITS  # may hold an over-long number
+        or not raw.isascii()
+        or "\\" in raw
+    ):
         return None
     try:
         data, end = _plain_scan(raw, 0)
@@ -62,7 +68,10 @@ def flat_kwargs(  # noqa: C901 - one pass over the values, on purpose
         return None
     if end != len(raw) or type(data) is not dict:
         return None
-    if raw.count('":') != len(data):
+    # Every member of an object has a colon outside strings, and strings
+    # may hold more: as many colons as keys proves no key came twice
+    # (whatever whitespace surrounds them).
+    if raw.count(":") != len(data):
         return None
     fast_get = structurer._fast_get  # noqa: SLF001
     for name, value in data.items():
@@ -120,7 +129,9 @@ def dispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
         token = set_current(ctx)
         try:
             output = unstructure_output(ft.fn(**kwargs))
-        except Exception as exc:  # noqa: BLE001 - tool failures are results
+        except BaseException as exc:
+            if _calls.propagates(exc, awaited=False):
+                raise
             raise dispatcher._failure(call, exc) from None  # noqa: SLF001
         finally:
             reset_current(token)
@@ -145,8 +156,12 @@ async def adispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
         kwargs = _kwargs(dispatcher, call, entry, ft, ctx)
         token = set_current(ctx)
         try:
-            output = unstructure_output(await ft.fn(**kwargs))
-        except Exception as exc:  # noqa: BLE001 - tool failures are results
+            output = unstructure_output(
+                await _calls.await_tool(ft.fn(**kwargs))
+            )
+        except BaseException as exc:
+            if _calls.propagates(exc, awaited=True):
+                raise
             raise dispatcher._failure(call, exc) from None  # noqa: SLF001
         finally:
             reset_current(token)

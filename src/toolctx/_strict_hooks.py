@@ -28,6 +28,7 @@ import types
 import typing
 import uuid
 
+from functools import partial
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Final
 
@@ -46,7 +47,8 @@ from cattrs.gen import (
 )
 
 from toolctx._keys import type_name
-from toolctx.exceptions import SchemaError
+from toolctx._text import exception_text, message_of
+from toolctx.exceptions import MAX_REPORTED_PROBLEMS, SchemaError
 
 
 if TYPE_CHECKING:
@@ -108,6 +110,15 @@ _SETS: Final = (set, frozenset, cabc.Set)
 _MAPPINGS: Final = (dict, cabc.Mapping)
 _BARE_TUPLES: Final = _unique(tuple, typing.Tuple)  # noqa: UP006
 _JSON_SCALARS: Final = frozenset({str, int, float, bool, _NONE})
+
+MAX_INT_DIGITS: Final = 4300
+"""Most decimal digits of an integer, in arguments and in output.
+
+CPython's default limit for converting ints to and from text
+(``sys.get_int_max_str_digits()``, 3.11+); applied on 3.10 too, so a
+number accepted on the way in can always be written out.
+"""
+MAX_INT: Final = 10**MAX_INT_DIGITS
 
 
 def _is_in(item: object, candidates: tuple[object, ...]) -> bool:
@@ -187,8 +198,10 @@ def problems_of(exc: BaseException) -> list[Problem]:
         return exc.errors
     if isinstance(exc, RecursionError):
         return [((), "the value is nested too deeply")]
-    detail = str(exc)
-    return [((), f"invalid value ({type(exc).__name__}: {detail})")]
+    return [((), f"invalid value ({exception_text(exc, _MAX_DETAIL)})")]
+
+
+_MAX_DETAIL: Final = 500
 
 
 def _prefixed(key: str | int, exc: BaseException) -> list[Problem]:
@@ -997,9 +1010,10 @@ class StrictHooks:
                 elif needed:
                     problems.append(_missing(key, field_tp))
             problems.extend(
-                ((str(key),), f"unexpected property ({allowed})")
-                for key in value
-                if key not in names
+                unexpected(
+                    [key for key in value if key not in names],
+                    f"unexpected property ({allowed})",
+                )
             )
             if problems:
                 raise InvalidValueError(problems)
@@ -1063,6 +1077,11 @@ class StrictHooks:
         """
         cls = type(value)
         if cls in _JSON_SCALARS:
+            if cls is float:
+                if value - value != 0:  # NaN, or inf - inf
+                    raise _not_finite(value)
+            elif cls is int and not -MAX_INT < value < MAX_INT:
+                raise _too_long(value)
             return value
         try:
             hook = self._unstructure[cls]
@@ -1093,7 +1112,7 @@ class StrictHooks:
             return bool
         for base in (str, int, float):
             if issubclass(cls, base):
-                return base
+                return partial(self._unstructure_as, base)
         if issubclass(cls, cabc.Mapping):
             return self._unstructure_mapping
         if issubclass(cls, cabc.Set):
@@ -1107,6 +1126,10 @@ class StrictHooks:
         if issubclass(cls, (uuid.UUID, PurePath)):
             return str
         return _not_json
+
+    def _unstructure_as(self, base: type, value: Any) -> Any:
+        """A subclass of a JSON scalar, as its base type."""
+        return self.unstructure(base(value))
 
     def _field_unhook(self, key: str) -> Unhook:
         """Unstructure a field's value, naming *key* in a failure."""
@@ -1199,6 +1222,25 @@ def _required_marker(hint: Any) -> bool | None:
         hint = typing_extensions.get_args(hint)[0]
 
 
+def unexpected(
+    keys: list[Any], message: str, what: str = "properties"
+) -> list[Problem]:
+    """One problem per unexpected key, for the first few of them.
+
+    The rest are counted in one more problem, so that a flood of unknown
+    keys cannot make a flood of text (and leaves room in the message for
+    the other problems).
+    """
+    shown = MAX_REPORTED_PROBLEMS // 2
+    problems: list[Problem] = [((str(key),), message) for key in keys[:shown]]
+    more = len(keys) - shown
+    if more > 0:
+        problems.append(
+            ((), f"{more} more unexpected {what}: send only the {what} listed")
+        )
+    return problems
+
+
 def _allowed(names: list[str]) -> str:
     """``allowed: a, b`` for an unexpected-key message."""
     if not names:
@@ -1262,9 +1304,10 @@ def _group_problems(
         if isinstance(exc, ForbiddenExtraKeysError):
             extra = exc.extra_fields
             problems.extend(
-                ((str(k),), f"unexpected property ({allowed})")
-                for k in value
-                if k in extra
+                unexpected(
+                    [k for k in value if k in extra],
+                    f"unexpected property ({allowed})",
+                )
             )
             continue
         note = next(
@@ -1276,7 +1319,7 @@ def _group_problems(
             None,
         )
         if note is None:  # raised by __init__: a validator, __post_init__
-            detail = str(exc) or type(exc).__name__
+            detail = message_of(exc, _MAX_DETAIL) or type(exc).__name__
             problems.append(((), f"invalid {name}: {detail}"))
         elif isinstance(exc, KeyError):
             problems.append(
@@ -1308,6 +1351,24 @@ def _host_only(value: object) -> Any:
         f"{{'invocation_id': ctx.invocation_id}}."
     )
     raise NotJSONError(msg)
+
+
+def _not_finite(value: float) -> NotJSONError:
+    """The error for NaN or an infinity in output."""
+    return NotJSONError(
+        f"The number {value!r} has no JSON form (JSON has no NaN or "
+        "infinities). Return a finite number, or None for a missing value."
+    )
+
+
+def _too_long(value: int) -> NotJSONError:
+    """The error for an integer too long to write out."""
+    digits = int(value.bit_length() * 0.30103) + 1
+    return NotJSONError(
+        f"An integer of about {digits} digits is too large (the limit is "
+        f"{MAX_INT_DIGITS} digits). Return it as a string, or in a "
+        "scientific notation of your own."
+    )
 
 
 def _not_json(value: object) -> Any:

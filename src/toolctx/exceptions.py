@@ -31,6 +31,8 @@ from typing import Any
 
 import attrs
 
+from toolctx._text import bounded
+
 
 class ToolctxError(Exception):
     """Base class of every exception toolctx raises on purpose.
@@ -222,11 +224,21 @@ class ArgumentError:
         return f"{self.path}: {self.message}" if self.path else self.message
 
 
+MAX_REPORTED_PROBLEMS = 20
+"""Most problems a :class:`ToolArgumentsError` message spells out."""
+
+MAX_PROBLEM_LENGTH = 300
+"""Most characters of one problem in a :class:`ToolArgumentsError`."""
+
+
 class ToolArgumentsError(ToolctxError, ValueError):
     """The model's arguments do not match the tool's parameters.
 
     The message lists every wrong argument with what was expected and what
-    was given, so a model can correct all of them in one retry.
+    was given, so a model can correct all of them in one retry. It stays
+    bounded whatever the arguments: at most
+    :data:`MAX_REPORTED_PROBLEMS` problems of at most
+    :data:`MAX_PROBLEM_LENGTH` characters each, then a count of the rest.
 
     Attributes:
         tool_name: The tool whose arguments failed, if known.
@@ -245,7 +257,17 @@ class ToolArgumentsError(ToolctxError, ValueError):
             if tool_name
             else "Invalid arguments"
         )
-        super().__init__(f"{head}: " + "; ".join(map(str, self.errors)))
+        shown = [
+            bounded(str(error), MAX_PROBLEM_LENGTH)
+            for error in self.errors[:MAX_REPORTED_PROBLEMS]
+        ]
+        more = len(self.errors) - len(shown)
+        if more > 0:
+            shown.append(
+                f"and {more} more problem{'s' if more > 1 else ''}: fix "
+                "these first"
+            )
+        super().__init__(f"{head}: " + "; ".join(shown))
 
     def with_tool_name(self, tool_name: str) -> ToolArgumentsError:
         """Return the same error, naming *tool_name* in its message."""
