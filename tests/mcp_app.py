@@ -6,6 +6,7 @@ imports this module in a subprocess.
 
 from __future__ import annotations
 
+import argparse
 import enum
 
 from typing import Annotated, Any
@@ -125,6 +126,22 @@ def leaky() -> str:
     return "ok"
 
 
+@registry.tool
+def parse_flags(flags: list[str]) -> dict[str, Any]:
+    """Parse command-line flags with argparse (which exits on bad input).
+
+    Args:
+        flags: The flags, e.g. ["--count", "3"].
+    """
+    parser = argparse.ArgumentParser(prog="parse_flags")
+    parser.add_argument("--count", type=int, default=1)
+    return vars(parser.parse_args(flags))
+
+
+SECRET = "db-password=hunter2-correct-horse"
+"""A secret that host code puts in exception messages (never for clients)."""
+
+
 class DenyAll:
     """An interceptor that refuses every call (for Dispatcher targets)."""
 
@@ -141,6 +158,31 @@ class DenyAll:
         return result
 
 
+class Broken:
+    """An interceptor with a bug whose message carries a secret."""
+
+    def before(
+        self, call: ToolCall, context: ExecutionContext
+    ) -> ExecutionContext:
+        """Fail on ``add``, exit on ``greet``, pass the others through."""
+        if call.name == "add":
+            msg = f"cannot connect with {SECRET}"
+            raise RuntimeError(msg)
+        if call.name == "greet":
+            raise SystemExit(f"giving up: {SECRET}")
+        return context
+
+    def after(
+        self, call: ToolCall, context: ExecutionContext, result: ToolResult
+    ) -> ToolResult:
+        """Pass the result through."""
+        return result
+
+
 denying = Dispatcher(registry, interceptors=[DenyAll()])
+
+broken = Dispatcher(
+    registry, interceptors=[Broken()], include_exception_messages=False
+)
 
 not_a_registry = {"add": add}

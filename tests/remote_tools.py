@@ -7,6 +7,7 @@ scope loader by importing this module.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import threading
@@ -65,6 +66,17 @@ def broken_loader(ctx: ExecutionContext) -> User:
 
 
 not_callable_loader = 42
+
+DB_PASSWORD = "pg-s3cret-7f1c"
+
+
+def leaky_loader(ctx: ExecutionContext) -> User:
+    """A scope loader whose error quotes a secret, as drivers often do."""
+    msg = (
+        f"could not connect to postgres://admin:{DB_PASSWORD}@db.internal"
+        f"/users to load {ctx.user_id!r}"
+    )
+    raise ConnectionError(msg)
 
 
 @tool
@@ -223,6 +235,49 @@ class NotATool:
 
 
 registry = Registry([whoami, record, plain_add, weather])
+
+
+@tool
+def parse_flags(argv: list[str]) -> dict[str, Any]:
+    """Parse command-line flags with argparse, which exits on bad input."""
+    parser = argparse.ArgumentParser(prog="parse_flags", add_help=False)
+    parser.add_argument("--count", type=int, required=True)
+    return vars(parser.parse_args(argv))
+
+
+@tool
+def first_of(items: list[int]) -> int:
+    """Return the first item: next() raises StopIteration on none."""
+    return next(iter(items))
+
+
+@tool
+async def await_cancelled_future() -> str:
+    """Await a future that someone else cancels: CancelledError."""
+    future = asyncio.get_running_loop().create_future()
+    future.cancel()
+    await future
+    return "unreachable"
+
+
+@tool
+def raise_cancelled() -> None:
+    """A sync tool raising CancelledError itself (no task to cancel)."""
+    raise asyncio.CancelledError
+
+
+class UnprintableError(Exception):
+    """An exception whose message cannot be read: ``str()`` raises."""
+
+    def __str__(self) -> str:
+        msg = "no message for you"
+        raise RuntimeError(msg)
+
+
+@tool
+def raise_unprintable() -> None:
+    """Raise an exception whose ``__str__`` raises."""
+    raise UnprintableError
 
 
 @tool

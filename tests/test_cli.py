@@ -242,6 +242,44 @@ class TestCall:
 
         assert (code, json.loads(out)["output"]) == (0, "hello ada from s1")
 
+    def test_a_tool_that_exits_is_an_error_result(self, capsys):
+        """A tool raising SystemExit (argparse on bad input) is an error result: printed, exit code 1."""
+        code, out, _ = run_cli(
+            capsys,
+            "call",
+            APP,
+            "parse_flags",
+            '{"flags": ["--count", "many"]}',
+        )
+        data = json.loads(out)
+
+        assert code == 1
+        assert data["is_error"] is True
+        assert data["error"] == "Tool 'parse_flags' failed: SystemExit: 2"
+
+    @pytest.mark.parametrize(
+        ("tool", "arguments", "raised"),
+        [
+            ("add", '{"a": 1, "b": 2}', "RuntimeError: cannot connect"),
+            ("greet", '{"name": "ada"}', "SystemExit: giving up"),
+        ],
+    )
+    def test_a_raising_dispatcher_is_one_line_and_exit_1(
+        self, capsys, tool, arguments, raised
+    ):
+        """When the host's code around the tool raises (an interceptor), even SystemExit, the CLI reports it on one line and exits 1."""
+        code, out, err = run_cli(
+            capsys, "call", "tests.mcp_app:broken", tool, arguments
+        )
+
+        assert code == 1
+        assert out == ""
+        assert err.startswith(
+            f"toolctx: error: calling tool {tool!r} failed: {raised}"
+        )
+        assert "mcp_app.py:" in err
+        assert err.count("\n") == 1
+
     def test_dispatcher_interceptors_run(self, capsys):
         """A Dispatcher target's interceptors run on the call."""
         code, out, _ = run_cli(
@@ -266,7 +304,7 @@ class TestErrors:
             ),
             (
                 ["list", "tests.mcp_app:nope"],
-                "module 'tests.mcp_app' has no attribute 'nope'; registries and dispatchers there: denying, registry",
+                "module 'tests.mcp_app' has no attribute 'nope'; registries and dispatchers there: broken, denying, registry",
             ),
             (
                 ["list", "tests.mcp_app:not_a_registry"],
@@ -292,16 +330,83 @@ class TestErrors:
             (["list", APP, "--format", "xml"], "invalid choice: 'xml'"),
             (["serve", APP, "--port", "99999"], "expected a port number"),
             ([], "the following arguments are required"),
+            (
+                ["call", APP, "add", '{"a": 1, "b": 2, "b" :5000}'],
+                (
+                    "the arguments are not valid JSON (duplicate key 'b'; "
+                    "send each key once)"
+                ),
+            ),
+            (
+                ["call", APP, "add", '{"a": NaN, "b": 2}'],
+                "the arguments are not valid JSON (NaN is not valid JSON",
+            ),
+            (
+                ["call", APP, "add", '{"a": 1e999, "b": 2}'],
+                (
+                    "the arguments are not valid JSON (the number 1e999 is "
+                    "too large"
+                ),
+            ),
+            (
+                ["call", APP, "whoami", "--meta", "k=1", "--meta", "k=2"],
+                "argument --meta: the key 'k' is given twice",
+            ),
         ],
     )
     def test_usage_errors(self, capsys, argv, message):
-        """Usage errors exit 2 with a one-line message on stderr and no traceback."""
+        """Usage errors exit 2 with exactly one line on stderr, no usage block and no traceback."""
         code, out, err = run_cli(capsys, *argv)
 
         assert code == 2
         assert out == ""
         assert message in err
-        assert "Traceback" not in err
+        assert err.startswith("toolctx: error: ")
+        assert err.count("\n") == 1
+        assert err.endswith("\n")
+
+    @pytest.mark.parametrize(
+        ("argv", "help_of"),
+        [
+            (["call", APP, "add", "--meta", "novalue"], "toolctx call"),
+            (["call", APP, "add", "--turn", "x"], "toolctx call"),
+            (["frobnicate"], "toolctx"),
+        ],
+    )
+    def test_argparse_errors_point_to_the_help(self, capsys, argv, help_of):
+        """An argparse error is one line that names the --help to read instead of printing the usage block."""
+        code, _, err = run_cli(capsys, *argv)
+
+        assert code == 2
+        assert err.splitlines() == [err.rstrip("\n")]
+        assert err.rstrip().endswith(f"(see '{help_of} --help')")
+        assert "usage:" not in err
+
+    def test_long_messages_are_cut(self, capsys):
+        """An error line stays bounded however large the bad input is."""
+        key = "k" * 5000
+        code, _, err = run_cli(
+            capsys, "call", APP, "add", f'{{"{key}": 1, "{key}": 2}}'
+        )
+
+        assert code == 2
+        assert err.count("\n") == 1
+        assert len(err.rstrip("\n")) <= 500
+        assert err.endswith("...\n")
+
+    def test_module_that_exits_when_imported(self, capsys, project):
+        """A module that calls sys.exit() when imported (a script parsing its argv) is a usage error, not toolctx's exit code."""
+        (project / "cli_exiting_app.py").write_text(
+            "import sys\nsys.exit(3)\n"
+        )
+
+        code, _, err = run_cli(capsys, "list", "cli_exiting_app:registry")
+
+        assert code == 2
+        assert (
+            "importing module 'cli_exiting_app' failed: SystemExit: 3" in err
+        )
+        assert err.count("\n") == 1
 
     def test_module_that_fails_to_import(self, capsys, project):
         """An exception while importing MODULE is shown with its type and place."""
@@ -376,3 +481,27 @@ class TestEntryPoint:
 
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["output"] == 42
+
+    def test_a_tool_that_exits_does_not_set_the_exit_code(self):
+        """In a fresh process, a tool exiting with code 2 makes toolctx call exit 1 with the error printed, not with the tool's code."""
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "toolctx",
+                "call",
+                APP,
+                "parse_flags",
+                '{"flags": ["--count", "many"]}',
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+        assert done.returncode == 1, done.stderr
+        assert json.loads(done.stdout)["error"] == (
+            "Tool 'parse_flags' failed: SystemExit: 2"
+        )

@@ -7,6 +7,7 @@ import io
 import json
 import logging
 import pickle
+import sys
 
 from collections.abc import Collection, Iterator, Mapping
 from datetime import datetime, timezone
@@ -40,6 +41,7 @@ from toolctx._interceptors import (
     PermissionDenied,
     required_permissions,
 )
+from toolctx.providers import openai
 
 
 SECRET = "hunter2-scope-secret"
@@ -715,16 +717,64 @@ class TestAuditLog:
         with pytest.raises(TypeError, match="sink\\(record\\) callable"):
             AuditLog([])  # type: ignore[arg-type]
 
-    def test_sink_errors_propagate(self, registry: Registry) -> None:
-        """A failing sink raises out of dispatch instead of losing records."""
+    @pytest.mark.parametrize("path", ["dispatch", "adispatch"])
+    def test_sink_failure_keeps_the_result(
+        self,
+        registry: Registry,
+        ran: list[str],
+        path: str,
+        caplog: pytest.LogCaptureFixture,
+    ) -> None:
+        """A failing sink never costs the call its result.
 
-        def broken(record: AuditRecord) -> None:
-            msg = "disk full"
-            raise OSError(msg)
+        The dispatch returns the result as usual, and the failure is
+        logged at ERROR on the "toolctx" logger with its traceback, the
+        call's ids and the record the sink refused.
+        """
+        # A directory cannot be opened as a file: a real OSError.
+        sink = JsonLinesAuditSink(Path(__file__).parent)
+        dispatcher = Dispatcher(registry, interceptors=[AuditLog(sink)])
+        call = ToolCall("ping", None, "call-1")
+        with caplog.at_level(logging.ERROR, "toolctx"):
+            if path == "dispatch":
+                result = dispatcher.dispatch(call)
+            else:
+                result = asyncio.run(dispatcher.adispatch(call))
+        assert (result.output, result.is_error, ran) == (
+            "pong",
+            False,
+            ["ping"],
+        )
+        (logged,) = caplog.records
+        assert logged.name == "toolctx"
+        assert logged.levelno == logging.ERROR
+        assert logged.exc_info is not None
+        assert isinstance(logged.exc_info[1], OSError)
+        message = logged.getMessage()
+        assert "could not record tool call 'ping' (call id 'call-1'" in message
+        assert result.invocation_id in message
+        assert "JsonLinesAuditSink" in message
+        assert "returned as usual" in message
+        record = logged.toolctx_audit_record  # type: ignore[attr-defined]
+        assert isinstance(record, AuditRecord)
+        assert record.invocation_id == result.invocation_id
 
-        dispatcher = Dispatcher(registry, interceptors=[AuditLog(broken)])
-        with pytest.raises(OSError, match="disk full"):
-            dispatcher.dispatch(ToolCall("ping"))
+    def test_extra_hook_failure_keeps_the_result(
+        self, registry: Registry, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """An extra hook that raises is logged; the result is returned."""
+        sink = MemoryAuditSink()
+        log = AuditLog(
+            sink, extra=lambda ctx, result: {"who": ctx.scope_as(User).name}
+        )
+        dispatcher = Dispatcher(registry, interceptors=[log])
+        with caplog.at_level(logging.ERROR, "toolctx"):
+            result = dispatcher.dispatch(ToolCall("boom", {"message": "x"}))
+        assert result.error == "Tool 'boom' failed: ValueError: x"
+        assert sink.records == []
+        (logged,) = caplog.records
+        assert "building the record" in logged.getMessage()
+        assert logged.toolctx_audit_record is None  # type: ignore[attr-defined]
 
 
 class TestNoSecretsInOutput:
@@ -879,6 +929,152 @@ class TestSinks:
         assert first["timestamp"] == "2025-06-01T12:30:00+00:00"
         assert second["outcome"] == "error"
         assert second["arguments"] == {"message": "é"}
+
+    @pytest.mark.parametrize("path", ["dispatch", "adispatch"])
+    def test_lone_surrogate_from_a_chat_completion(
+        self, registry: Registry, tmp_path: Path, path: str
+    ) -> None:
+        r"""A lone surrogate the model sent is written escaped, not lost.
+
+        Chat Completions JSON may hold "\ud800" escapes, and json.loads
+        turns them into lone surrogates in the tool name, the call id or
+        the arguments. Each call still gets its result and one line of
+        valid UTF-8 JSON that reads back as exactly what the model sent,
+        with Authorization in the chain too.
+        """
+        body = json.dumps(
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "call_\udfff",
+                        "type": "function",
+                        "function": {"name": "rm\ud800", "arguments": "{}"},
+                    },
+                    {
+                        "id": "call_2",
+                        "type": "function",
+                        "function": {
+                            "name": "boom",
+                            "arguments": '{"message": "\\ud800"}',
+                        },
+                    },
+                ],
+            }
+        )
+        calls = openai.parse_calls(json.loads(body))
+        assert calls[0].name == "rm\ud800"
+        target = tmp_path / "audit.jsonl"
+        log = AuditLog(JsonLinesAuditSink(target), include_arguments=True)
+        dispatcher = Dispatcher(
+            registry, interceptors=[log, Authorization(registry)]
+        )
+        if path == "dispatch":
+            results = [dispatcher.dispatch(call) for call in calls]
+        else:
+            results = [
+                asyncio.run(dispatcher.adispatch(call)) for call in calls
+            ]
+        assert [r.is_error for r in results] == [True, True]
+        assert (results[0].error or "").startswith("Unknown tool 'rm\\ud800'")
+        text = target.read_bytes().decode("utf-8")  # strict: valid UTF-8
+        first, second = (json.loads(line) for line in text.splitlines())
+        assert (first["tool"], first["call_id"]) == ("rm\ud800", "call_\udfff")
+        assert first["invocation_id"] == results[0].invocation_id
+        assert second["arguments"] == {"message": "\ud800"}
+        assert second["invocation_id"] == results[1].invocation_id
+
+    def test_json_lines_write_only_valid_json(self, tmp_path: Path) -> None:
+        """Whatever the record holds, each line is valid JSON.
+
+        Argument text the dispatcher refuses (NaN, a repeated key) is kept
+        as the text the model sent; decoded arguments JSON cannot carry
+        (NaN, infinity, an integer too long to print, a key that is not a
+        string, a value whose str() raises, a cycle) are written as text.
+        """
+
+        class Unprintable:
+            def __str__(self) -> str:
+                raise RuntimeError
+
+        cycle: list[Any] = []
+        cycle.append(cycle)
+        target = tmp_path / "audit.jsonl"
+        registry = Registry()
+
+        @registry.tool
+        def take(data: Any = None) -> str:
+            """Accept anything."""
+            return "ok"
+
+        dispatcher = Dispatcher(
+            registry,
+            interceptors=[
+                AuditLog(JsonLinesAuditSink(target), include_arguments=True)
+            ],
+        )
+        huge = 10**5000
+        dispatcher.dispatch_all(
+            [
+                ToolCall("take", '{"data": NaN}'),
+                ToolCall("take", '{"data": 1, "data": 2}'),
+                ToolCall(
+                    "take",
+                    {
+                        "data": [float("nan"), float("-inf"), huge],
+                        (1, 2): Unprintable(),
+                    },
+                ),
+                ToolCall("take", {"data": cycle}),
+            ]
+        )
+        lines = target.read_text(encoding="utf-8").splitlines()
+        parsed = [
+            json.loads(line, parse_constant=pytest.fail) for line in lines
+        ]
+        assert [p["arguments"] for p in parsed[:2]] == [
+            '{"data": NaN}',
+            '{"data": 1, "data": 2}',
+        ]
+        # Interpreters with an int digit limit cannot print it (3.11+).
+        printed = (
+            f"<int of {huge.bit_length()} bits>"
+            if hasattr(sys, "get_int_max_str_digits")
+            else huge
+        )
+        assert parsed[2]["arguments"] == {
+            "data": ["nan", "-inf", printed],
+            "(1, 2)": "<Unprintable>",
+        }
+        assert parsed[3]["arguments"] == {"data": ["<cycle>"]}
+
+    def test_logger_sink_escapes_lone_surrogates(
+        self, registry: Registry, tmp_path: Path
+    ) -> None:
+        """A UTF-8 log file gets the line, the surrogate escaped.
+
+        Unescaped, the handler could not encode the message and the
+        record would be lost (logging prints "--- Logging error ---").
+        """
+        target = tmp_path / "audit.log"
+        handler = logging.FileHandler(target, encoding="utf-8")
+        handler.setFormatter(
+            logging.Formatter("%(message)s | %(audit_call_id)s")
+        )
+        logger = logging.getLogger("test_interceptors.surrogates")
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+        dispatcher = Dispatcher(registry, interceptors=[AuditLog(logger)])
+        try:
+            dispatcher.dispatch(ToolCall("rm\ud800", "{}", "c\udfff"))
+        finally:
+            logger.removeHandler(handler)
+            handler.close()
+        line = target.read_text(encoding="utf-8")
+        assert line.startswith("tool call rm\\ud800: error in ")
+        assert "Unknown tool 'rm\\ud800'" in line
+        assert line.endswith(" | c\\udfff\n")
 
     def test_json_lines_to_a_stream(self) -> None:
         """A stream gets the line and stays open; odd values use str()."""

@@ -8,6 +8,8 @@ over stdio in a subprocess, and serve streamable HTTP on a free local port.
 from __future__ import annotations
 
 import json
+import logging
+import re
 import socket
 import sys
 
@@ -21,6 +23,7 @@ import attrs
 import pytest
 
 from tests import mcp_app
+from typing_extensions import Self
 
 from toolctx import (
     ContextKey,
@@ -28,6 +31,7 @@ from toolctx import (
     ExecutionContext,
     Registry,
     ToolCall,
+    ToolDefinition,
     ToolDenied,
     use_context,
 )
@@ -61,6 +65,7 @@ TP = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 CLIENT = types.Implementation(name="pytest-client", version="1.2.3")
 SERVE = [sys.executable, "-m", "toolctx", "serve", "tests.mcp_app:registry"]
 HEX32 = frozenset("0123456789abcdef")
+SECRET = mcp_app.SECRET
 
 
 def run(fn: Callable[[], Awaitable[Any]]) -> Any:
@@ -73,15 +78,42 @@ def run(fn: Callable[[], Awaitable[Any]]) -> Any:
     return anyio.run(bounded)
 
 
+class Tap:
+    """A server's write stream that also records every message it sends."""
+
+    def __init__(self, stream: Any, sent: list[str]) -> None:
+        self._stream = stream
+        self._sent = sent
+
+    async def send(self, item: Any) -> None:
+        """Record *item* as JSON, then send it on."""
+        self._sent.append(item.message.model_dump_json(by_alias=True))
+        await self._stream.send(item)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._stream.aclose()
+
+
 @asynccontextmanager
-async def connect(server: Any, *, modern: bool = False) -> AsyncIterator[Any]:
-    """A ClientSession connected to *server* through memory streams."""
+async def connect(
+    server: Any, *, modern: bool = False, sent: list[str] | None = None
+) -> AsyncIterator[Any]:
+    """A ClientSession connected to *server* through memory streams.
+
+    With *sent*, every message the server sends is appended to it as JSON.
+    """
     async with create_client_server_memory_streams() as (client, served):
         async with anyio.create_task_group() as group:
             group.start_soon(
                 server.run,
                 served[0],
-                served[1],
+                served[1] if sent is None else Tap(served[1], sent),
                 server.create_initialization_options(),
             )
             try:
@@ -396,6 +428,49 @@ class TestListTools:
 
         assert [t.name for t in run(go).tools] == ["late"]
 
+    def test_a_tool_definition_is_read_at_registration_only(self):
+        """tools/list serves the definitions read at registration: a plain tool's definition() failing later cannot break or leak into the listing."""
+        registry = Registry()
+        registry.register(Moody())
+        sent: list[str] = []
+
+        async def go() -> Any:
+            async with connect(create_server(registry), sent=sent) as session:
+                return await session.list_tools()
+
+        [listed] = run(go).tools
+
+        assert listed.name == "moody"
+        assert json.dumps(listed.input_schema) == json.dumps(
+            plain(registry.definitions()[0].parameters)
+        )
+        assert SECRET not in "".join(sent)
+
+
+class Moody:
+    """A plain tool whose definition() works once, then fails with a secret."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def definition(self) -> ToolDefinition:
+        """The definition, the first time only."""
+        self.reads += 1
+        if self.reads > 1:
+            raise RuntimeError(SECRET)
+        return ToolDefinition(
+            name="moody",
+            description="Works once.",
+            parameters={
+                "type": "object",
+                "properties": {"x": {"type": "integer"}},
+            },
+        )
+
+    def execute(self, args: Any) -> str:
+        """Answer ok."""
+        return "ok"
+
 
 class TestCallTool:
     """tools/call: dispatched, rendered as CallToolResult."""
@@ -670,6 +745,192 @@ class TestContextFactory:
         assert isinstance(run(go), MCPError)
 
 
+# -- failures around the tool ------------------------------------------------
+
+ERROR_ID = re.compile(r"error id ([0-9a-f]{16})")
+
+
+class Vault(dict):  # type: ignore[type-arg]
+    """A tool output whose items cannot be read: rendering it fails."""
+
+    def items(self):  # type: ignore[override]
+        """Refuse, with a secret in the message."""
+        msg = f"vault sealed: {SECRET}"
+        raise RuntimeError(msg)
+
+
+class SealAdd:
+    """An interceptor whose after() gives add an output that cannot render."""
+
+    def before(self, call, context):
+        """Pass the context through."""
+        return context
+
+    def after(self, call, context, result):
+        """Replace add's output with a Vault."""
+        if call.name != "add":
+            return result
+        return attrs.evolve(result, output=Vault(answer=3))
+
+
+def _factory_raising(exc: BaseException) -> Any:
+    """A context_factory that raises *exc* for add and serves the rest."""
+
+    def factory(info: McpRequestInfo) -> ExecutionContext:
+        if info.tool_name == "add":
+            raise exc
+        return info.context
+
+    return factory
+
+
+def _async_factory_raising(exc: BaseException) -> Any:
+    """An async context_factory that raises *exc* for add."""
+
+    async def factory(info: McpRequestInfo) -> ExecutionContext:
+        await anyio.lowlevel.checkpoint()
+        if info.tool_name == "add":
+            raise exc
+        return info.context
+
+    return factory
+
+
+AROUND_THE_TOOL = {
+    "an interceptor's before()": (
+        lambda: create_server(mcp_app.broken),
+        "add",
+    ),
+    "an interceptor's SystemExit": (
+        lambda: create_server(mcp_app.broken),
+        "greet",
+    ),
+    "the context_factory": (
+        lambda: create_server(
+            mcp_app.registry,
+            context_factory=_factory_raising(
+                RuntimeError(f"no session for {SECRET}")
+            ),
+        ),
+        "add",
+    ),
+    "an async context_factory's SystemExit": (
+        lambda: create_server(
+            mcp_app.registry,
+            context_factory=_async_factory_raising(SystemExit(SECRET)),
+        ),
+        "add",
+    ),
+    "rendering the result": (
+        lambda: create_server(
+            Dispatcher(
+                mcp_app.registry,
+                interceptors=[SealAdd()],
+                include_exception_messages=False,
+            )
+        ),
+        "add",
+    ),
+}
+ARGUMENTS = {"add": {"a": 1, "b": 2}, "greet": {"name": "ada"}}
+
+
+class TestFailuresAroundTheTool:
+    """What is raised around the tool reaches the host's log, never the client."""
+
+    @pytest.mark.parametrize(
+        ("make_server", "tool"),
+        list(AROUND_THE_TOOL.values()),
+        ids=list(AROUND_THE_TOOL),
+    )
+    def test_client_gets_a_generic_error_and_the_log_the_traceback(
+        self, caplog, make_server, tool
+    ):
+        """The client gets an internal error with an error id and nothing of the exception; the log gets the traceback under that id; the server keeps serving."""
+        sent: list[str] = []
+
+        async def go() -> tuple[MCPError, Any]:
+            async with connect(make_server(), sent=sent) as session:
+                with pytest.raises(MCPError) as failed:
+                    await session.call_tool(tool, ARGUMENTS[tool])
+                after = await session.call_tool("whoami", {})
+            return failed.value, after
+
+        with caplog.at_level(logging.ERROR, logger="toolctx.mcp_server"):
+            error, after = run(go)
+        [record] = [
+            r for r in caplog.records if r.name == "toolctx.mcp_server"
+        ]
+        [error_id] = ERROR_ID.findall(error.error.message)
+
+        assert SECRET not in "".join(sent)
+        assert error.error.code == -32603
+        assert error.error.message.startswith(
+            "Internal error: the server failed to answer this tools/call "
+            "request"
+        )
+        assert error_id in record.getMessage()
+        assert repr(tool) in record.getMessage()
+        assert record.exc_info is not None
+        assert SECRET in caplog.text
+        assert "Traceback" in caplog.text
+        assert after.is_error is False
+        assert after.structured_content["tool_name"] == "whoami"
+
+    def test_tool_failures_stay_results(self, caplog):
+        """A tool's own exception is still an isError result for the model, and nothing is logged as a server failure."""
+        with caplog.at_level(logging.ERROR, logger="toolctx.mcp_server"):
+            result = call(create_server(mcp_app.registry), "explode")
+
+        assert result.is_error is True
+        assert text_of(result) == (
+            "Tool 'explode' failed: RuntimeError: the reactor is offline"
+        )
+        assert not [
+            r for r in caplog.records if r.name == "toolctx.mcp_server"
+        ]
+
+    def test_a_cancelled_call_is_cancelled_not_an_error(self, caplog):
+        """A call the client cancels is cancelled in the tool, is not logged as a server failure, and the connection keeps serving."""
+        started = anyio.Event()
+        cancelled = anyio.Event()
+        registry = Registry()
+
+        @registry.tool
+        async def wait_forever() -> None:
+            """Wait until cancelled."""
+            started.set()
+            try:
+                await anyio.sleep_forever()
+            except anyio.get_cancelled_exc_class():
+                cancelled.set()
+                raise
+
+        @registry.tool
+        def ping() -> str:
+            """Answer pong."""
+            return "pong"
+
+        async def go() -> Any:
+            async with connect(create_server(registry)) as session:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(session.call_tool, "wait_forever", {})
+                    await started.wait()
+                    group.cancel_scope.cancel()
+                with anyio.fail_after(10):
+                    await cancelled.wait()
+                return await session.call_tool("ping", {})
+
+        with caplog.at_level(logging.ERROR, logger="toolctx.mcp_server"):
+            after = run(go)
+
+        assert cancelled.is_set()
+        assert text_of(after) == "pong"
+        assert not [
+            r for r in caplog.records if r.name == "toolctx.mcp_server"
+        ]
+
+
 # -- end to end: stdio subprocess ---------------------------------------------
 
 
@@ -695,6 +956,9 @@ def _stdio_conversation() -> dict[str, Any]:
                     "add", {"a": "one", "b": 2}
                 )
                 out["unknown"] = await session.call_tool("nope", {})
+                out["exits"] = await session.call_tool(
+                    "parse_flags", {"flags": ["--count", "many"]}
+                )
                 out["ok"] = await session.call_tool("add", {"a": 2, "b": 40})
         return out
 
@@ -752,69 +1016,98 @@ class TestStdioEndToEnd:
         assert stdio["ok"].is_error is False
         assert text_of(stdio["ok"]) == "42"
 
+    def test_a_tool_that_exits_is_a_tool_failure(self, stdio):
+        """A tool raising SystemExit (argparse on bad input) is an isError result, and the server answers the next call."""
+        assert stdio["exits"].is_error is True
+        assert (
+            text_of(stdio["exits"])
+            == "Tool 'parse_flags' failed: SystemExit: 2"
+        )
+        assert text_of(stdio["ok"]) == "42"
+
+
+async def _raw_stdio(
+    target: str, requests: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Send raw JSON-RPC lines to `python -m toolctx serve TARGET`.
+
+    Waits for the answer to each request that has an id, then closes stdin.
+    Returns the answers by id, every byte the server wrote to stdout and
+    to stderr, and its exit code.
+    """
+    argv = [sys.executable, "-m", "toolctx", "serve", target]
+    async with await anyio.open_process(argv, cwd=str(ROOT)) as proc:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        reader = BufferedByteReceiveStream(proc.stdout)
+        stdout: list[bytes] = []
+        answers: dict[Any, dict[str, Any]] = {}
+        for request in requests:
+            line = json.dumps({"jsonrpc": "2.0", **request}) + "\n"
+            await proc.stdin.send(line.encode())
+            while "id" in request and request["id"] not in answers:
+                raw = await reader.receive_until(b"\n", 1 << 22)
+                stdout.append(raw + b"\n")
+                message = json.loads(raw)
+                answers[message.get("id")] = message
+        await proc.stdin.aclose()
+        stdout.append(bytes(reader.buffer))
+        stdout.extend([chunk async for chunk in proc.stdout])
+        stderr = b"".join([chunk async for chunk in proc.stderr])
+        code = await proc.wait()
+    return {
+        "answers": answers,
+        "stdout": b"".join(stdout).decode(),
+        "stderr": stderr.decode(),
+        "returncode": code,
+    }
+
+
+INITIALIZE = [
+    {
+        "id": "init-1",
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0.1"},
+        },
+    },
+    {"method": "notifications/initialized"},
+]
+
 
 class TestStdioWire:
     """Raw JSON-RPC lines against python -m toolctx serve."""
 
     def test_raw_json_rpc(self):
         """On the wire, the call id is the JSON-RPC id and schemas keep our key order."""
-
-        async def go() -> dict[str, Any]:
-            async with await anyio.open_process(SERVE, cwd=str(ROOT)) as proc:
-                assert proc.stdin is not None
-                assert proc.stdout is not None
-                reader = BufferedByteReceiveStream(proc.stdout)
-
-                async def send(message: dict[str, Any]) -> None:
-                    line = json.dumps({"jsonrpc": "2.0", **message}) + "\n"
-                    await proc.stdin.send(line.encode())  # type: ignore[union-attr]
-
-                async def answer(request_id: object) -> dict[str, Any]:
-                    while True:
-                        raw = await reader.receive_until(b"\n", 1 << 22)
-                        message = json.loads(raw)
-                        if message.get("id") == request_id:
-                            return dict(message)
-
-                await send(
-                    {
-                        "id": "init-1",
-                        "method": "initialize",
-                        "params": {
-                            "protocolVersion": "2025-06-18",
-                            "capabilities": {},
-                            "clientInfo": {"name": "raw", "version": "0.1"},
-                        },
-                    }
-                )
-                out = {"init": await answer("init-1")}
-                await send({"method": "notifications/initialized"})
-                await send({"id": "list-1", "method": "tools/list"})
-                out["list"] = await answer("list-1")
-                await send(
+        out = run(
+            lambda: _raw_stdio(
+                "tests.mcp_app:registry",
+                [
+                    *INITIALIZE,
+                    {"id": "list-1", "method": "tools/list"},
                     {
                         "id": 41,
                         "method": "tools/call",
                         "params": {"name": "whoami", "arguments": {}},
-                    }
-                )
-                out["int"] = await answer(41)
-                await send(
+                    },
                     {
                         "id": "call-abc",
                         "method": "tools/call",
                         "params": {"name": "whoami"},
-                    }
-                )
-                out["str"] = await answer("call-abc")
-                await proc.stdin.aclose()
-                out["returncode"] = await proc.wait()
-                return out
-
-        out = run(go)
-        tools = out["list"]["result"]["tools"]
-        by_int = json.loads(out["int"]["result"]["content"][0]["text"])
-        by_str = json.loads(out["str"]["result"]["content"][0]["text"])
+                    },
+                ],
+            )
+        )
+        answers = out["answers"]
+        tools = answers["list-1"]["result"]["tools"]
+        by_int = json.loads(answers[41]["result"]["content"][0]["text"])
+        by_str = json.loads(
+            answers["call-abc"]["result"]["content"][0]["text"]
+        )
 
         assert [json.dumps(t["inputSchema"]) for t in tools] == [
             json.dumps(plain(d.parameters))
@@ -826,6 +1119,46 @@ class TestStdioWire:
             "name": "raw",
             "version": "0.1",
         }
+        assert out["returncode"] == 0
+
+    def test_host_errors_never_reach_the_wire(self):
+        """An interceptor's exception and SystemExit carrying a secret: stdout has only generic errors, stderr the tracebacks, and the server keeps serving."""
+
+        def tools_call(request_id: int, name: str) -> dict[str, Any]:
+            return {
+                "id": request_id,
+                "method": "tools/call",
+                "params": {"name": name, "arguments": ARGUMENTS[name]},
+            }
+
+        out = run(
+            lambda: _raw_stdio(
+                "tests.mcp_app:broken",
+                [
+                    *INITIALIZE,
+                    tools_call(1, "add"),
+                    tools_call(2, "greet"),
+                    {
+                        "id": 3,
+                        "method": "tools/call",
+                        "params": {"name": "whoami", "arguments": {}},
+                    },
+                ],
+            )
+        )
+        answers = out["answers"]
+
+        assert SECRET not in out["stdout"]
+        assert [answers[i]["error"]["code"] for i in (1, 2)] == [
+            -32603,
+            -32603,
+        ]
+        for i in (1, 2):
+            [error_id] = ERROR_ID.findall(answers[i]["error"]["message"])
+            assert error_id in out["stderr"]
+        assert out["stderr"].count(SECRET) >= 2
+        assert "Traceback" in out["stderr"]
+        assert "whoami" in answers[3]["result"]["content"][0]["text"]
         assert out["returncode"] == 0
 
 
@@ -847,9 +1180,17 @@ class StaticVerifier:
 
 
 async def _http_calls(
-    server: Any, *, headers: dict[str, str] | None = None, **app_options: Any
+    server: Any,
+    *,
+    headers: dict[str, str] | None = None,
+    modern: bool = False,
+    **app_options: Any,
 ) -> dict[str, Any]:
-    """Serve over HTTP on a free port, call whoami twice, shut down."""
+    """Serve over HTTP on a free port, call whoami twice, shut down.
+
+    *headers* are sent with every HTTP request; *modern* speaks the 2026
+    protocol (no initialize handshake).
+    """
     import httpx2
 
     from mcp.client.streamable_http import streamable_http_client
@@ -877,7 +1218,10 @@ async def _http_calls(
                 async with ClientSession(
                     read, write, client_info=CLIENT
                 ) as session:
-                    await session.initialize()
+                    if modern:
+                        await session.discover()
+                    else:
+                        await session.initialize()
                     meta = {"io.toolctx/user_id": "mallory", "traceparent": TP}
                     first = await session.call_tool("whoami", {}, meta=meta)
                     second = await session.call_tool("whoami", {})
@@ -972,7 +1316,7 @@ class TestStreamableHttp:
         line, result, code = run(go)
 
         assert line.startswith(
-            "toolctx: serving 7 tools over MCP at http://127.0.0.1:"
+            "toolctx: serving 8 tools over MCP at http://127.0.0.1:"
         )
         assert text_of(result) == "3"
         assert code == 130
@@ -990,3 +1334,87 @@ class TestStreamableHttp:
         assert first["session_id"] is None
         assert second["session_id"] is None
         assert first["metadata"]["traceparent"] == TP
+
+    def test_stateless_http_ignores_a_session_header_the_client_chose(self):
+        """On stateless HTTP a client sending its own mcp-session-id header does not choose the call's session: it stays None."""
+        out = run(
+            lambda: _http_calls(
+                create_server(mcp_app.registry),
+                headers={"mcp-session-id": "chosen-by-the-client"},
+                stateless=True,
+            )
+        )
+        first, second = out["calls"]
+
+        assert first["session_id"] is None
+        assert second["session_id"] is None
+
+    def test_the_2026_protocol_has_no_http_session(self):
+        """On the 2026 protocol over HTTP (no sessions) a client-chosen mcp-session-id header is ignored too."""
+        out = run(
+            lambda: _http_calls(
+                create_server(mcp_app.registry),
+                headers={"mcp-session-id": "chosen-by-the-client"},
+                modern=True,
+            )
+        )
+        first, second = out["calls"]
+
+        assert first["metadata"]["mcp.protocol_version"] == "2026-07-28"
+        assert first["session_id"] is None
+        assert second["session_id"] is None
+
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            [*SERVE, "--transport", "streamable-http", "--port", "0"],
+            [
+                sys.executable,
+                "-m",
+                "tests.mcp_http_server",
+                "tests.mcp_app:registry",
+                "--stateless",
+            ],
+        ],
+        ids=["stateful", "stateless"],
+    )
+    def test_a_tool_that_exits_does_not_stop_the_server(self, argv):
+        """Over HTTP, a tool raising SystemExit is an isError result and the server process keeps answering, on the same and on new connections."""
+        from mcp.client.streamable_http import streamable_http_client
+
+        async def connection(url: str, *calls: tuple[str, Any]) -> list[Any]:
+            async with streamable_http_client(url) as (read, write):
+                async with ClientSession(
+                    read, write, client_info=CLIENT
+                ) as session:
+                    await session.initialize()
+                    return [
+                        await session.call_tool(name, arguments)
+                        for name, arguments in calls
+                    ]
+
+        async def go() -> tuple[list[Any], list[Any], Any]:
+            async with await anyio.open_process(argv, cwd=str(ROOT)) as proc:
+                assert proc.stderr is not None
+                reader = BufferedByteReceiveStream(proc.stderr)
+                line = (await reader.receive_until(b"\n", 4096)).decode()
+                url = line.rsplit(" ", 1)[1]
+                try:
+                    first = await connection(
+                        url,
+                        ("parse_flags", {"flags": ["--count", "many"]}),
+                        ("add", {"a": 1, "b": 2}),
+                    )
+                    second = await connection(url, ("add", {"a": 2, "b": 2}))
+                    running = proc.returncode
+                finally:
+                    proc.terminate()
+            return first, second, running
+
+        (exits, same), [new], running = run(go)
+
+        assert exits.is_error is True
+        assert text_of(exits) == "Tool 'parse_flags' failed: SystemExit: 2"
+        assert text_of(same) == "3"
+        assert text_of(new) == "4"
+        assert running is None

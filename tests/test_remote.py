@@ -9,6 +9,7 @@ import json
 import multiprocessing
 import os
 import pickle
+import socket
 import sys
 
 from collections.abc import Iterator
@@ -46,6 +47,40 @@ from toolctx.exceptions import ContextDataError
 
 
 TIMEOUT = 120
+
+
+def setup_error(name: str) -> str:
+    """What the model reads when the worker cannot set a call up."""
+    return (
+        f"Tool {name!r} could not run: the host could not set up the call. "
+        "The arguments are not the cause, so do not retry with other ones; "
+        "tell the user the tool is unavailable right now."
+    )
+
+
+BASE_EXCEPTION_TOOLS = [
+    pytest.param(
+        (rt.parse_flags, {"argv": ["--bogus"]}, SystemExit, "SystemExit: 2"),
+        id="argparse-SystemExit",
+    ),
+    pytest.param(
+        (rt.first_of, {"items": []}, StopIteration, "StopIteration"),
+        id="next-StopIteration",
+    ),
+    pytest.param(
+        (
+            rt.await_cancelled_future,
+            {},
+            asyncio.CancelledError,
+            "CancelledError",
+        ),
+        id="awaited-CancelledError",
+    ),
+    pytest.param(
+        (rt.raise_cancelled, {}, asyncio.CancelledError, "CancelledError"),
+        id="raised-CancelledError",
+    ),
+]
 
 
 def make_context(**changes: Any) -> ExecutionContext:
@@ -497,22 +532,40 @@ class TestRunRemoteInProcess:
         assert outcome.output["name"] == "user:ada"
         assert rt.LOADED[-1] == "inv-parent-assigned"
 
-    def test_scope_loader_failure(self):
-        """A failing scope loader is an error outcome naming the loader."""
+    @pytest.mark.parametrize("include", [True, False])
+    def test_scope_loader_failure(self, include):
+        """A failing scope loader's error is for the host, not the model.
+
+        The model reads that the call could not be set up, whatever
+        include_exception_messages says; the host's ScopeError names the
+        loader and the worker, quotes the loader's error and chains it.
+        """
         call = remote(
-            rt.needs_scope, scope_loader="remote_tools:broken_loader"
+            rt.needs_scope,
+            scope_loader="remote_tools:broken_loader",
+            include_exception_messages=include,
         )
         outcome = run_remote(call)
-        assert "remote_tools:broken_loader" in (outcome.error or "")
-        assert "no such user 'ada'" in (outcome.error or "")
-        assert "never crosses" not in (outcome.error or "")
+        assert outcome.error == setup_error("needs_scope")
+        assert outcome.exception_type == "toolctx.exceptions.ScopeError"
+        assert isinstance(outcome.exception, ScopeError)
+        detail = str(outcome.exception)
+        assert "'remote_tools:broken_loader'" in detail
+        assert f"in process {worker_name()}" in detail
+        assert "LookupError: no such user 'ada'" in detail
+        assert "never crosses" not in detail
+        assert isinstance(outcome.exception.__cause__, LookupError)
+        assert outcome.metadata == {}
+        assert outcome.state_changes == {}
 
     def test_scope_loader_not_callable(self):
         """A scope loader reference to a non-callable is an error outcome."""
         call = remote(
             rt.needs_scope, scope_loader="remote_tools:not_callable_loader"
         )
-        assert "not callable" in (run_remote(call).error or "")
+        outcome = run_remote(call)
+        assert outcome.error == setup_error("needs_scope")
+        assert "is not callable" in str(outcome.exception)
 
     def test_unresolvable_tool_is_an_outcome(self):
         """A tool the worker cannot import is an error outcome, not a raise."""
@@ -522,8 +575,57 @@ class TestRunRemoteInProcess:
             context=make_context().to_dict(),
         )
         outcome = run_remote(call)
+        assert outcome.error == setup_error("tool")
         assert (outcome.exception_type or "").endswith(".ToolReferenceError")
-        assert "no_such_module_xyz" in (outcome.error or "")
+        assert "'no_such_module_xyz'" in str(outcome.exception)
+        assert worker_name() in str(outcome.exception)
+
+    def test_module_exiting_at_import_is_an_outcome(
+        self, tmp_path, monkeypatch
+    ):
+        """A tool module that calls sys.exit() on import cannot stop it.
+
+        The SystemExit becomes a ToolReferenceError naming the module, for
+        the host, and the model reads the generic set-up error.
+        """
+        (tmp_path / "toolctx_exits_on_import.py").write_text(
+            "import sys\nsys.exit(4)\n", encoding="utf-8"
+        )
+        monkeypatch.syspath_prepend(str(tmp_path))
+        call = RemoteCall(
+            tool_ref="toolctx_exits_on_import:tool",
+            tool_name="tool",
+            context=make_context().to_dict(),
+        )
+        outcome = run_remote(call)
+        assert outcome.error == setup_error("tool")
+        assert isinstance(outcome.exception, ToolReferenceError)
+        assert "'toolctx_exits_on_import'" in str(outcome.exception)
+        assert "SystemExit: 4" in str(outcome.exception)
+
+    @pytest.mark.parametrize("case", BASE_EXCEPTION_TOOLS)
+    def test_base_exceptions_are_tool_failures(self, case):
+        """SystemExit, StopIteration, a tool's own CancelledError: outcomes.
+
+        Like any other exception the tool raises, they give an error
+        outcome carrying the exception; run_remote returns normally.
+        """
+        t, arguments, kind, text = case
+        outcome = run_remote(remote(t, arguments))
+        name = t.definition().name
+        assert outcome.error == f"Tool {name!r} failed: {text}"
+        assert isinstance(outcome.exception, kind)
+        assert current_context() is None
+
+    def test_unprintable_exception_is_an_outcome(self):
+        """An exception whose __str__ raises still gives an error outcome."""
+        outcome = run_remote(remote(rt.raise_unprintable))
+        assert outcome.is_error
+        assert (outcome.error or "").startswith(
+            "Tool 'raise_unprintable' failed: UnprintableError"
+        )
+        assert outcome.exception_type == "remote_tools.UnprintableError"
+        pickle.dumps(outcome)
 
     def test_corrupt_context_is_an_outcome(self):
         """Context data of an unknown format is an error outcome."""
@@ -710,10 +812,36 @@ class TestProcessPool:
             context=make_context().to_dict(),
         )
         outcome = in_pool(pool, call)
-        assert "Cannot import module 'no_such_module_xyz'" in (
-            outcome.error or ""
-        )
+        assert outcome.error == setup_error("tool")
         assert isinstance(outcome.exception, ToolReferenceError)
+        pid = pool.submit(rt.worker_pid).result(timeout=TIMEOUT)
+        detail = str(outcome.exception)
+        assert "Cannot import module 'no_such_module_xyz'" in detail
+        assert f"in process {socket.gethostname()}:{pid}" in detail
+
+    @pytest.mark.parametrize("case", BASE_EXCEPTION_TOOLS)
+    def test_base_exceptions_keep_the_worker(self, pool, case):
+        """A tool's SystemExit and the like neither crash nor escape.
+
+        The outcome is an error carrying the exception, and the same
+        worker process serves the next call.
+        """
+        t, arguments, kind, text = case
+        pid = pool.submit(rt.worker_pid).result(timeout=TIMEOUT)
+        outcome = in_pool(pool, remote(t, arguments))
+        name = t.definition().name
+        assert outcome.error == f"Tool {name!r} failed: {text}"
+        assert isinstance(outcome.exception, kind)
+        assert pool.submit(rt.worker_pid).result(timeout=TIMEOUT) == pid
+        assert in_pool(pool, remote(rt.record, {"n": 1})).output == 2
+
+    def test_unprintable_exception(self, pool):
+        """An exception whose __str__ raises comes back as an error outcome."""
+        outcome = in_pool(pool, remote(rt.raise_unprintable))
+        assert (outcome.error or "").startswith(
+            "Tool 'raise_unprintable' failed: UnprintableError"
+        )
+        assert outcome.exception_type == "remote_tools.UnprintableError"
 
     def test_json_transport(self, pool):
         """A call rebuilt from JSON runs in the worker like the original."""
@@ -802,6 +930,81 @@ class TestDispatcherWithExecutor:
             ToolCall("needs_scope", "{}"), ExecutionContext(user_id="bo")
         )
         assert result.output["name"] == "user:bo"
+
+    @pytest.mark.parametrize("include", [True, False])
+    @pytest.mark.parametrize("path", ["dispatch", "adispatch"])
+    def test_scope_loader_secret_stays_with_the_host(
+        self, pool, include, path
+    ):
+        """A failing scope loader's message never reaches the model.
+
+        Its error quotes a database password. The model reads only the
+        generic set-up error (no secret, no loader, no hostname:pid),
+        whatever include_exception_messages says; the host gets a
+        picklable ScopeError with the whole story.
+        """
+        dispatcher = Dispatcher(
+            Registry([rt.needs_scope]),
+            executor=pool,
+            scope_loader="remote_tools:leaky_loader",
+            include_exception_messages=include,
+        )
+        call = ToolCall("needs_scope", "{}", "c1")
+        ctx = ExecutionContext(user_id="ada")
+        if path == "dispatch":
+            result = dispatcher.dispatch(call, ctx)
+        else:
+            result = asyncio.run(dispatcher.adispatch(call, ctx))
+        assert result.is_error
+        assert result.error == setup_error("needs_scope")
+        assert rt.DB_PASSWORD not in repr(result)
+        exc = result.exception
+        assert isinstance(exc, ScopeError)
+        pid = pool.submit(rt.worker_pid).result(timeout=TIMEOUT)
+        assert str(exc) == (
+            "The scope loader 'remote_tools:leaky_loader' failed in process "
+            f"{socket.gethostname()}:{pid}: ConnectionError: could not "
+            f"connect to postgres://admin:{rt.DB_PASSWORD}@db.internal/users "
+            "to load 'ada'"
+        )
+        assert str(pickle.loads(pickle.dumps(exc))) == str(exc)
+
+    def test_unimportable_scope_loader_hides_the_worker(self, pool):
+        """A loader the worker cannot import: no hostname:pid for the model."""
+        dispatcher = Dispatcher(
+            Registry([rt.needs_scope]),
+            executor=pool,
+            scope_loader="no_such_module_xyz:load",
+        )
+        result = dispatcher.dispatch(ToolCall("needs_scope", "{}"))
+        pid = pool.submit(rt.worker_pid).result(timeout=TIMEOUT)
+        assert result.error == setup_error("needs_scope")
+        assert isinstance(result.exception, ToolReferenceError)
+        detail = str(result.exception)
+        assert f"{socket.gethostname()}:{pid}" in detail
+        assert "PYTHONPATH" in detail
+
+    @pytest.mark.parametrize("case", BASE_EXCEPTION_TOOLS)
+    @pytest.mark.parametrize("path", ["dispatch", "adispatch"])
+    def test_base_exceptions_are_error_results(self, pool, path, case):
+        """A tool's SystemExit and the like are error results in the host.
+
+        Neither dispatch nor adispatch raises them (a SystemExit would
+        stop the host, a CancelledError would pass for the caller's own
+        cancellation), and the dispatcher serves the next call.
+        """
+        t, arguments, kind, text = case
+        dispatcher = Dispatcher(Registry([t, rt.record]), executor=pool)
+        name = t.definition().name
+        call = ToolCall(name, arguments, "c1")
+        if path == "dispatch":
+            result = dispatcher.dispatch(call)
+        else:
+            result = asyncio.run(dispatcher.adispatch(call))
+        assert result.is_error
+        assert result.error == f"Tool {name!r} failed: {text}"
+        assert isinstance(result.exception, kind)
+        assert dispatcher.dispatch(ToolCall("record", {"n": 2})).output == 4
 
     def test_adispatch(self, dispatcher):
         """An adispatch awaits the worker without blocking the loop."""

@@ -99,6 +99,16 @@ _scan = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]
 _decode_text = _DECODER.decode
 
 
+def decode_json(text: str) -> Any:
+    """Parse JSON text the way tool arguments are parsed.
+
+    Refused with a ``ValueError`` (a ``json.JSONDecodeError`` for syntax):
+    duplicate keys, ``NaN``/``Infinity`` and numbers too large for a
+    float. Size, depth and surrogate limits are the dispatcher's own.
+    """
+    return _decode_text(text)
+
+
 @final
 @attrs.frozen
 class ArgumentLimits:

@@ -45,7 +45,6 @@ from toolctx._registry import (
 )
 from toolctx._remote import RemoteCall, RemoteOutcome, run_remote
 from toolctx._session import Session
-from toolctx._text import exception_text
 from toolctx.exceptions import ToolctxError, ToolDenied
 
 
@@ -770,9 +769,12 @@ def _cancelled_result(
 
 
 def _executor_failure(call: ToolCall, exc: Exception) -> Failure:
+    # Executor errors name hosts, ports and pids (Dask's CommClosedError,
+    # a broken pool): the host gets them on ToolResult.exception.
     return Failure(
-        f"Tool {call.name!r} could not run in the executor: "
-        f"{exception_text(exc)}",
+        f"Tool {call.name!r} could not run: its worker process failed "
+        f"({type(exc).__name__}). Try again; if it keeps failing, tell the "
+        "user the tool is unavailable right now.",
         exc,
     )
 

@@ -20,6 +20,7 @@ from typing import IO, Any, Literal, TypeAlias, cast, final
 
 import attrs
 
+from toolctx._calls import decode_json
 from toolctx._context import ExecutionContext
 from toolctx._frozen import freeze_mapping
 from toolctx._keys import ContextKey
@@ -72,6 +73,8 @@ AuditSink: TypeAlias = Callable[["AuditRecord"], object]
 
 _NO_PERMISSIONS: frozenset[str] = frozenset()
 _NO_EXTRA: Mapping[str, object] = freeze_mapping({}, "AuditRecord.extra")
+_MAX_JSON_DEPTH = 64
+_log = logging.getLogger("toolctx")
 
 
 # -- authorization ----------------------------------------------------------
@@ -409,6 +412,11 @@ def _outcome(result: ToolResult) -> AuditOutcome:
 
 
 def _arguments(call: ToolCall) -> Any:
+    """The model's arguments: decoded as the dispatcher decodes them.
+
+    Text the dispatcher refuses (invalid JSON, ``NaN``, a repeated key)
+    is recorded as the text itself, so the record shows what was sent.
+    """
     raw = call.arguments
     if isinstance(raw, Mapping):
         return dict(raw)
@@ -417,7 +425,7 @@ def _arguments(call: ToolCall) -> Any:
     if raw is None or not raw.strip():
         return {}
     try:
-        return json.loads(raw)
+        return decode_json(raw)
     except (ValueError, RecursionError):
         return raw
 
@@ -430,8 +438,14 @@ class AuditLog:
     is recorded: successes, errors, unknown tools, invalid arguments and
     denials. Put the audit log **first** in the interceptor list so that
     it also sees calls a later interceptor (such as
-    :class:`Authorization`) denies. An exception from the sink propagates
-    out of the dispatch rather than losing the record silently.
+    :class:`Authorization`) denies.
+
+    A failing audit never costs the call its result: if the sink or the
+    *extra* hook raises, the error is logged with its traceback on the
+    ``"toolctx"`` logger (level ``ERROR``, naming the tool, the call id
+    and the invocation id, with the record, when there is one, as the
+    log record's ``toolctx_audit_record`` attribute) and the dispatch
+    returns the result as usual.
 
     Args:
         sink: Where records go: any ``sink(record)`` callable (see
@@ -508,9 +522,22 @@ class AuditLog:
     ) -> ToolResult:
         """Send the call's record to the sink; return *result* unchanged.
 
+        Never raises for a failing sink or *extra* hook: the failure is
+        logged (see :class:`AuditLog`) and *result* returned all the same.
+
         .. versionadded:: 0.1.0
         """
-        self._sink(self.build_record(call, context, result))
+        try:
+            record = self.build_record(call, context, result)
+        except Exception:  # noqa: BLE001 - logged: the result must survive
+            what = "building the record (the extra hook, the clock)"
+            _audit_failed(call, context, result, None, what)
+            return result
+        try:
+            self._sink(record)
+        except Exception:  # noqa: BLE001 - logged: the result must survive
+            what = f"the sink {self._sink!r}"
+            _audit_failed(call, context, result, record, what)
         return result
 
     def build_record(
@@ -542,6 +569,25 @@ class AuditLog:
                 self._extra(context, result), "AuditRecord.extra"
             ),
         )
+
+
+def _audit_failed(
+    call: ToolCall,
+    context: ExecutionContext,
+    result: ToolResult,
+    record: AuditRecord | None,
+    what: str,
+) -> None:
+    """Log, with the traceback, that a call's audit failed in *what*."""
+    _log.exception(
+        "AuditLog could not record tool call %r (call id %r, invocation "
+        "%s): %s failed. The call's result was returned as usual.",
+        call.name,
+        call.id,
+        result.invocation_id or context.invocation_id,
+        what,
+        extra={"toolctx_audit_record": record},
+    )
 
 
 # -- sinks ------------------------------------------------------------------
@@ -582,12 +628,15 @@ class MemoryAuditSink:
 
 @final
 class LoggerAuditSink:
-    """Log each audit record as one structured :mod:`logging` record.
+    r"""Log each audit record as one structured :mod:`logging` record.
 
     The message reads ``tool call add: ok in 0.12 ms`` (plus the error for
     failed calls); every field of the record is attached with ``extra=``
     as an attribute named *prefix* + field (``record.audit_user_id``...),
-    ready for a JSON formatter.
+    ready for a JSON formatter. Text that cannot be written as UTF-8 (a
+    lone surrogate in a model-chosen tool name or call id) is escaped, as
+    ``\ud800``, in the message and in the text fields, so that no handler
+    fails on it.
 
     Args:
         logger: A logger or a logger name.
@@ -623,16 +672,19 @@ class LoggerAuditSink:
         level = self.level if record.outcome == "ok" else self.error_level
         if not self.logger.isEnabledFor(level):
             return
-        fields = record.to_dict()
+        fields = {
+            k: escaped(v) if type(v) is str else v
+            for k, v in record.to_dict().items()
+        }
         msg = "tool call %s: %s in %.2f ms"
         args: tuple[object, ...] = (
-            record.tool,
+            fields["tool"],
             record.outcome,
             record.duration_ns / 1e6,
         )
         if record.error is not None:
             msg += ": %s"
-            args = (*args, record.error)
+            args = (*args, fields["error"])
         self.logger.log(
             level,
             msg,
@@ -643,13 +695,20 @@ class LoggerAuditSink:
 
 @final
 class JsonLinesAuditSink:
-    """Append each audit record as one JSON line to a file or stream.
+    r"""Append each audit record as one JSON line to a file or stream.
 
     With a path, the file is opened in append mode for each record and
     closed again, so no handle stays open and rotation tools can move the
     file. With a text stream, the line is written and the stream flushed;
-    the caller keeps ownership of it. Values that are not JSON (odd
-    argument types) are written with ``str()``. Thread-safe.
+    the caller keeps ownership of it. Thread-safe.
+
+    Every line is valid JSON and valid UTF-8, whatever the record holds:
+    a lone surrogate (which a model can put in a tool name, a call id or
+    the arguments) is written as the JSON escape ``\ud800``; values that
+    are not JSON (odd argument types) are written with ``str()``; and
+    what JSON cannot carry (``NaN``, infinities, integers too long to
+    print, keys that are not strings, cycles, nesting too deep to write)
+    is written as text.
 
     Args:
         target: A file path, or a text stream such as ``sys.stdout``.
@@ -668,15 +727,7 @@ class JsonLinesAuditSink:
 
     def __call__(self, record: AuditRecord) -> None:
         """Write *record* as one line of JSON."""
-        line = (
-            json.dumps(
-                record.to_dict(),
-                ensure_ascii=False,
-                separators=(",", ":"),
-                default=str,
-            )
-            + "\n"
-        )
+        line = json_line(record.to_dict()) + "\n"
         target = self.target
         with self._lock:
             if isinstance(target, (str, os.PathLike)):
@@ -685,3 +736,87 @@ class JsonLinesAuditSink:
             else:
                 target.write(line)
                 target.flush()
+
+
+def escaped(text: str) -> str:
+    r"""*text*, with any lone surrogate written as ``\udxxx``.
+
+    Such text cannot be encoded as UTF-8 (it raises
+    ``UnicodeEncodeError``). Inside a JSON string the escape is the JSON
+    escape of the same code point, so JSON text stays valid JSON.
+
+    Example:
+        >>> escaped("add\ud800")
+        'add\\ud800'
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode()
+    return text
+
+
+def json_line(data: Mapping[str, Any]) -> str:
+    """One line of JSON for *data*, valid UTF-8; never fails on values.
+
+    Readable text (``ensure_ascii=False``), objects JSON does not know as
+    ``str()``; if that still fails (``NaN``, an integer too long to print,
+    a key that is not text, deep or circular nesting, a ``__str__`` that
+    raises), the parts that fail are written as text.
+    """
+    try:
+        line = _dumps(data)
+    except Exception:  # noqa: BLE001 - any value: fall back to safe data
+        line = _dumps(_json_safe(data, 0, set()))
+    return escaped(line)
+
+
+def _dumps(data: object) -> str:
+    return json.dumps(
+        data,
+        ensure_ascii=False,
+        separators=(",", ":"),
+        allow_nan=False,
+        default=str,
+    )
+
+
+def _json_safe(value: object, depth: int, path: set[int]) -> Any:
+    """*value* as data :func:`json.dumps` accepts; odd parts as text."""
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, int):
+        try:
+            int.__repr__(value)  # what json.dumps writes
+        except ValueError:  # over sys.get_int_max_str_digits()
+            return f"<int of {value.bit_length()} bits>"
+        return value
+    if isinstance(value, float):
+        return value if value - value == 0 else repr(value)
+    if not isinstance(value, (Mapping, list, tuple)):
+        return _text(value)
+    if id(value) in path:
+        return "<cycle>"
+    if depth >= _MAX_JSON_DEPTH:
+        return "<nested too deep>"
+    path.add(id(value))
+    try:
+        if isinstance(value, Mapping):
+            return {
+                (k if type(k) is str else _text(k)): _json_safe(
+                    v, depth + 1, path
+                )
+                for k, v in value.items()
+            }
+        return [_json_safe(v, depth + 1, path) for v in value]
+    finally:
+        path.discard(id(value))
+
+
+def _text(value: object) -> str:
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - a value's text must never fail
+        return f"<{type(value).__name__}>"

@@ -43,6 +43,7 @@ from toolctx._calls import (
     collect,
     invoke,
     prepare,
+    propagates,
     tool_failure,
     with_timeout,
 )
@@ -64,6 +65,7 @@ from toolctx._registry import (
     Registry,
     ToolEntry,
 )
+from toolctx._text import exception_text
 from toolctx._tool import FunctionTool
 from toolctx.exceptions import (
     ContextDataError,
@@ -235,10 +237,12 @@ def resolve_reference(ref: str, *, what: str = "object") -> object:
     module_name, qualname = ref.split(":")
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - any import failure
+    except BaseException as exc:  # any import failure, sys.exit() included
+        if propagates(exc, awaited=False):
+            raise
         msg = (
             f"Cannot import module {module_name!r} for the {what} {ref!r} "
-            f"in process {worker_name()}: {type(exc).__name__}: {exc}. "
+            f"in process {worker_name()}: {exception_text(exc)}. "
             "Make the module importable there (install the package, or "
             "put its folder on sys.path / PYTHONPATH of the workers)."
         )
@@ -395,8 +399,11 @@ class RemoteCall:
             ``(ExecutionContext) -> object`` that rebuilds the scope, or
             None (the scope is then None in the worker).
         timeout: Seconds an async tool may run in the worker, or None.
-        include_exception_messages: Put the exception's type and message
-            in the error the model sees, as the dispatcher option does.
+        include_exception_messages: Put the type and message of an
+            exception the tool raised in the error the model sees, as the
+            dispatcher option does. A call the worker cannot set up (the
+            tool or the scope loader does not import, the scope loader
+            fails) always reads generically: see :func:`run_remote`.
 
     .. versionadded:: 0.1.0
     """
@@ -690,15 +697,23 @@ def run_remote(call: RemoteCall) -> RemoteOutcome:
     parent's ids (so ``publish`` and ``set_state`` work), runs the tool
     like :meth:`Dispatcher.dispatch` does (an ``async`` tool in its own
     event loop, within ``call.timeout``; a generator tool to the end), and
-    unbinds the context whatever happens. Tool-level failures, including a
-    tool or scope loader that cannot be imported here, come back as an
-    error outcome; this function does not raise for them.
+    unbinds the context whatever happens.
+
+    Tool-level failures come back as an error outcome; this function does
+    not raise for them. Whatever the tool raises is one, ``SystemExit``,
+    ``StopIteration`` and a ``CancelledError`` of its own included (no
+    caller can cancel a call here); only ``KeyboardInterrupt`` and the
+    like propagate. A call the worker cannot set up (the tool or the scope
+    loader does not import, the context data is corrupt, the scope loader
+    fails) is an error outcome too, whose ``error`` is a generic message
+    whatever ``call.include_exception_messages`` says: the details name
+    modules, processes and what the host's loader said, which are for the
+    host only, on ``exception``.
 
     .. versionadded:: 0.1.0
     """
     start = perf_counter_ns()
     recorder = CallRecorder()
-    ctx: ExecutionContext | None = None
     call_id = call.context.get("tool_call_id")
     request = ToolCall(
         call.tool_name,
@@ -708,6 +723,11 @@ def run_remote(call: RemoteCall) -> RemoteOutcome:
     try:
         entry = _entry(call.tool_ref, call.tool_name)
         ctx = _restore(call, recorder)
+    except BaseException as exc:
+        if propagates(exc, awaited=False):
+            raise
+        return _failed(_setup_failure(request, exc), recorder, start)
+    try:
         fn, args = prepare(request, entry, ctx)
         token = set_current(ctx)
         try:
@@ -718,7 +738,11 @@ def run_remote(call: RemoteCall) -> RemoteOutcome:
         changes = _json_entries(recorder.state_changes, "state change")
     except Failure as failure:
         return _failed(failure, recorder, start)
-    except Exception as exc:  # noqa: BLE001 - any tool failure is an outcome
+    except BaseException as exc:
+        # Nothing can cancel this call from outside: a CancelledError
+        # here is the tool's own, a failure like SystemExit.
+        if propagates(exc, awaited=False):
+            raise
         hinted = _with_scope_hint(exc, call, ctx)
         return _failed(
             tool_failure(
@@ -751,14 +775,24 @@ def _restore(call: RemoteCall, recorder: CallRecorder) -> ExecutionContext:
 
 
 def _load_scope(ref: str, ctx: ExecutionContext) -> object:
+    """Call the scope loader *ref*; its failures become a ScopeError.
+
+    The messages are for the host (``ToolResult.exception``): they say
+    which loader failed where and quote its error, bounded.
+    """
     loader = resolve_reference(ref, what="scope loader")
     if not callable(loader):
         msg = f"The scope loader {ref!r} is not callable."
         raise ScopeError(msg)
     try:
         scope = loader(ctx)
-    except Exception as exc:
-        msg = f"The scope loader {ref!r} failed: {type(exc).__name__}: {exc}"
+    except BaseException as exc:
+        if propagates(exc, awaited=False):
+            raise
+        msg = (
+            f"The scope loader {ref!r} failed in process {worker_name()}: "
+            f"{exception_text(exc)}"
+        )
         raise ScopeError(msg) from exc
     if inspect.isawaitable(scope):
         if inspect.iscoroutine(scope):
@@ -802,13 +836,13 @@ def _run_async(value: Awaitable[Any], call: RemoteCall) -> Any:
 
 
 def _with_scope_hint(
-    exc: Exception, call: RemoteCall, ctx: ExecutionContext | None
-) -> Exception:
+    exc: BaseException, call: RemoteCall, ctx: ExecutionContext
+) -> BaseException:
     """Say why the scope is missing when it was never rebuilt."""
     if (
         not isinstance(exc, ScopeError)
         or call.scope_loader is not None
-        or (ctx is not None and ctx.scope is not None)
+        or ctx.scope is not None
     ):
         return exc
     hinted = ScopeError(
@@ -820,6 +854,22 @@ def _with_scope_hint(
     )
     hinted.__cause__ = exc
     return hinted
+
+
+def _setup_failure(request: ToolCall, exc: BaseException) -> Failure:
+    """The failure for a call the worker could not set up; *exc* kept.
+
+    The tool never ran, and nothing in the arguments caused it: the model
+    reads that, and what to do. Why (a module that does not import, the
+    host's scope loader failing, the worker's ``hostname:pid``) is for the
+    host, on ``ToolResult.exception``.
+    """
+    return Failure(
+        f"Tool {request.name!r} could not run: the host could not set up "
+        "the call. The arguments are not the cause, so do not retry with "
+        "other ones; tell the user the tool is unavailable right now.",
+        exc,
+    )
 
 
 def _failed(
@@ -851,8 +901,7 @@ def _portable(exc: BaseException) -> BaseException | None:
     """Return *exc* if a pickled copy comes back equal, else None."""
     try:
         copy = pickle.loads(pickle.dumps(exc))  # noqa: S301 - our own bytes
-    except Exception:  # noqa: BLE001 - unpicklable: send none
+        same = type(copy) is type(exc) and str(copy) == str(exc)
+    except Exception:  # noqa: BLE001 - unpicklable or unprintable: send none
         return None
-    if type(copy) is not type(exc) or str(copy) != str(exc):
-        return None
-    return exc
+    return exc if same else None

@@ -8,8 +8,10 @@ MCP. ``MODULE:ATTRIBUTE`` names a :class:`~toolctx.Registry` or a
 directory is importable, as with ``python -m``.
 
 Exit codes: 0 success, 1 the call returned an error result (or a tool list
-cannot be rendered), 2 a usage error (bad target, bad JSON, missing extra),
-130 interrupted.
+cannot be rendered, or the dispatcher itself raised), 2 a usage error (bad
+target, bad JSON, missing extra), 130 interrupted. Usage errors and a
+dispatcher that raises are reported as one line on stderr, without a
+traceback.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
 from toolctx._arguments import unstructure_output
+from toolctx._calls import decode_json
 from toolctx._context import ExecutionContext
 from toolctx._dispatch import Dispatcher
 from toolctx._records import ToolCall, ToolResult
@@ -37,6 +40,8 @@ __all__ = ["main"]
 
 _FORMATS = ("json", "openai", "anthropic", "gemini", "mcp", "names")
 _PROG = "toolctx"
+_MAX_LINE = 500  # most characters of an error line, its prefix included
+_ERROR_PREFIX = f"{_PROG}: error: "
 
 
 class _UsageError(Exception):
@@ -45,8 +50,8 @@ class _UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        raise _UsageError(message)
+        """Raise the usage error: one line, with where to find the usage."""
+        raise _UsageError(f"{message} (see '{self.prog} --help')")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -72,12 +77,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         _add_cwd_to_path()
         return cast("int", args.run(args))
     except _UsageError as exc:
-        sys.stderr.write(f"{_PROG}: error: {exc}\n")
+        _error_line(str(exc))
         return 2
     except BaseException as exc:
         if _interrupted(exc):
             return 130
         raise
+
+
+def _error_line(message: str) -> None:
+    """Write ``toolctx: error: MESSAGE`` to stderr as one bounded line."""
+    line = _ERROR_PREFIX + " ".join(message.split())
+    if len(line) > _MAX_LINE:
+        line = line[: _MAX_LINE - 3] + "..."
+    sys.stderr.write(line + "\n")
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -287,7 +300,8 @@ def _import(name: str) -> Any:
         else:
             msg = f"importing module {name!r} failed: {_describe(exc)}"
         raise _UsageError(msg) from None
-    except Exception as exc:  # noqa: BLE001 - any error of the user's module
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's module
+        # SystemExit too: a script that parses sys.argv when imported.
         msg = f"importing module {name!r} failed: {_describe(exc)}"
         raise _UsageError(msg) from None
 
@@ -300,7 +314,10 @@ def _describe(exc: BaseException) -> str:
     if tb is not None:
         code = tb.tb_frame.f_code
         where = f" (at {code.co_filename}:{tb.tb_lineno})"
-    text = str(exc)
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - describing an error must not fail
+        text = "(its message could not be read)"
     return (
         f"{type(exc).__name__}: {text}{where}"
         if text
@@ -336,9 +353,7 @@ def _list(args: argparse.Namespace) -> int:
         try:
             listed = module.tools(registry)
         except ToolctxError as exc:
-            sys.stderr.write(
-                f"{_PROG}: cannot list the tools for {fmt}: {exc}\n"
-            )
+            _error_line(f"cannot list the tools for {fmt}: {exc}")
             return 1
     _print_json(listed, sys.stdout)
     return 0
@@ -347,9 +362,38 @@ def _list(args: argparse.Namespace) -> int:
 def _call(args: argparse.Namespace) -> int:
     dispatcher = _load_target(args.target)
     text: str = sys.stdin.read() if args.arguments == "-" else args.arguments
+    arguments = _json_object(text)
+    context = ExecutionContext(
+        user_id=args.user,
+        session_id=args.session,
+        turn=args.turn,
+        agent_id=args.agent,
+        metadata=_metadata(args.meta),
+    )
+    call = ToolCall(args.name, arguments, id=args.call_id)
     try:
-        arguments = json.loads(text)
-    except ValueError as exc:
+        result = dispatcher.dispatch(call, context)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - reported
+        # A tool's failures are results; this is the host's code (an
+        # interceptor) raising, or an exit escaping it: never the exit code.
+        _error_line(f"calling tool {args.name!r} failed: {_describe(exc)}")
+        return 1
+    _print_json(_result_json(result, show_metadata=args.show_metadata))
+    return 1 if result.is_error else 0
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    """Parse the call's arguments as one JSON object, strictly.
+
+    The same decoder as the dispatcher's: duplicate keys, ``NaN`` and
+    ``Infinity`` and numbers too large for a float are refused.
+
+    Raises:
+        _UsageError: The text is not one JSON object.
+    """
+    try:
+        arguments = decode_json(text)
+    except (ValueError, RecursionError) as exc:
         msg = f"the arguments are not valid JSON ({exc}); pass one object"
         raise _UsageError(msg) from None
     if not isinstance(arguments, dict):
@@ -358,17 +402,21 @@ def _call(args: argparse.Namespace) -> int:
             f"{type(arguments).__name__}"
         )
         raise _UsageError(msg)
-    context = ExecutionContext(
-        user_id=args.user,
-        session_id=args.session,
-        turn=args.turn,
-        agent_id=args.agent,
-        metadata=dict(args.meta),
-    )
-    call = ToolCall(args.name, arguments, id=args.call_id)
-    result = dispatcher.dispatch(call, context)
-    _print_json(_result_json(result, show_metadata=args.show_metadata))
-    return 1 if result.is_error else 0
+    return cast("dict[str, Any]", arguments)
+
+
+def _metadata(items: list[tuple[str, str]]) -> dict[str, str]:
+    """The ``--meta`` entries as a dict; a key given twice is refused."""
+    metadata: dict[str, str] = {}
+    for key, value in items:
+        if key in metadata:
+            msg = (
+                f"argument --meta: the key {key!r} is given twice; pass "
+                "each key once"
+            )
+            raise _UsageError(msg)
+        metadata[key] = value
+    return metadata
 
 
 def _result_json(result: ToolResult, *, show_metadata: bool) -> dict[str, Any]:

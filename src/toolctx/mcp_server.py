@@ -6,8 +6,10 @@ Schemas as they are, and whose ``tools/call`` runs each call through
 :meth:`Dispatcher.adispatch <toolctx.Dispatcher.adispatch>` in an
 :class:`~toolctx.ExecutionContext` filled from the MCP request:
 
-- ``session_id``: the ``mcp-session-id`` of a streamable-HTTP session;
-  one id per connection on stdio; None on stateless HTTP.
+- ``session_id``: the ``mcp-session-id`` the streamable-HTTP transport
+  assigned to its session (never a header the client merely sent); one id
+  per connection on stdio; None on stateless HTTP and on the 2026 protocol
+  over HTTP, which have no sessions.
 - ``tool_call_id``: the JSON-RPC request id, as ``str``.
 - ``user_id``: the authenticated user of the SDK's bearer-token auth (the
   token's ``subject``, else its ``client_id``); None without auth. The
@@ -27,6 +29,13 @@ Results go back as ``CallToolResult``: the output as text content (and as
 ``structuredContent`` when it is a JSON object), or the error message with
 ``isError: true``; host-only fields never leave the process.
 
+Whatever is raised around the tool (by an interceptor, the
+``context_factory`` or the rendering of the result; ``SystemExit``
+included) never stops the server and never reaches the client: the client
+gets a JSON-RPC error with a generic message and an error id, and the
+``toolctx.mcp_server`` logger gets the traceback under the same id. Only
+cancellation and ``KeyboardInterrupt`` propagate, to stop the server.
+
 The ``mcp`` package is an optional extra (``pip install toolctx[mcp]``);
 this module imports it only when a server is built.
 """
@@ -35,12 +44,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import uuid
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, cast, final
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast, final
 
 import attrs
 
@@ -60,6 +70,8 @@ from toolctx.providers.mcp import result_message, tools
 
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import mcp_types
 
     from anyio.abc import TaskStatus
@@ -85,7 +97,8 @@ __all__ = [
 ]
 
 _CONNECTION_ID = "toolctx.connection_id"
-_SESSION_HEADER = "mcp-session-id"
+_INTERNAL_ERROR = -32603  # JSON-RPC 2.0: internal error
+_log = logging.getLogger(__name__)
 _INSTALL_HINT = (
     "toolctx's MCP server needs the official MCP SDK: install it with "
     "`pip install 'toolctx[mcp]'` (or `pip install mcp`)."
@@ -113,9 +126,10 @@ class McpRequestInfo:
     Attributes:
         tool_name: The tool the client asked for.
         request_id: The JSON-RPC request id, as ``str``.
-        session_id: The transport's session: the ``mcp-session-id`` of a
-            streamable-HTTP session, a per-connection id on stdio, None on
-            stateless HTTP.
+        session_id: The transport's session: the ``mcp-session-id`` the
+            server assigned to a streamable-HTTP session, a per-connection
+            id on stdio, None on stateless HTTP and on the 2026 protocol
+            over HTTP (a header the client sends there is ignored).
         protocol_version: The MCP protocol version of the connection.
         client_info: ``{"name", "version"}`` of the client, when it sent
             them.
@@ -170,8 +184,13 @@ def create_server(
     ``tools/list`` answers with the registry's tools in registration order
     and their JSON Schemas unchanged, read at each request (tools added
     later show up). ``tools/call`` dispatches through the dispatcher, so
-    its interceptors run; tool failures, unknown tools and invalid
-    arguments come back as ``isError: true`` results the model can read.
+    its interceptors run; tool failures (``SystemExit`` included), unknown
+    tools and invalid arguments come back as ``isError: true`` results the
+    model can read. Anything else raised while answering (an interceptor,
+    the *context_factory*, rendering the result) is logged with its
+    traceback by the ``toolctx.mcp_server`` logger and answered with a
+    generic JSON-RPC internal error naming the log's error id: its message
+    never reaches the client, and the server keeps serving.
 
     Run it with :func:`run_stdio` or :func:`run_http`, or with the SDK
     directly (``server.run(...)``, ``server.streamable_http_app()``).
@@ -275,9 +294,10 @@ class _Handlers:
         _ctx: ServerRequestContext[dict[str, Any]],
         _params: mcp_types.PaginatedRequestParams | None,
     ) -> mcp_types.ListToolsResult:
-        result = self.types.ListToolsResult.model_validate(
-            {"tools": tools(self.dispatcher.registry)}
-        )
+        with _answering("tools/list"):
+            result = self.types.ListToolsResult.model_validate(
+                {"tools": tools(self.dispatcher.registry)}
+            )
         return cast("mcp_types.ListToolsResult", result)
 
     async def keep_schema_order(
@@ -291,7 +311,8 @@ class _Handlers:
         """
         result = await call_next(ctx)
         if ctx.method == "tools/list" and isinstance(result, dict):
-            _restore_schemas(result, self.dispatcher.registry)
+            with _answering("tools/list"):
+                _restore_schemas(result, self.dispatcher.registry)
         return result
 
     async def call_tool(
@@ -299,22 +320,26 @@ class _Handlers:
         ctx: ServerRequestContext[dict[str, Any]],
         params: mcp_types.CallToolRequestParams,
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
-        info = _request_info(ctx, params.name, trust=self.trust)
-        call = ToolCall(params.name, params.arguments, id=info.request_id)
-        try:
-            template = await self._template(info)
-        except ToolDenied as exc:
-            result = ToolResult(
-                name=params.name,
-                call_id=info.request_id,
-                is_error=True,
-                error=f"Call to tool {params.name!r} was denied: {exc.reason}",
+        with _answering("tools/call", params.name):
+            info = _request_info(ctx, params.name, trust=self.trust)
+            call = ToolCall(params.name, params.arguments, id=info.request_id)
+            try:
+                template = await self._template(info)
+            except ToolDenied as exc:
+                result = ToolResult(
+                    name=params.name,
+                    call_id=info.request_id,
+                    is_error=True,
+                    error=(
+                        f"Call to tool {params.name!r} was denied: "
+                        f"{exc.reason}"
+                    ),
+                )
+            else:
+                result = await self.dispatcher.adispatch(call, template)
+            message = self.types.CallToolResult.model_validate(
+                result_message(result)
             )
-        else:
-            result = await self.dispatcher.adispatch(call, template)
-        message = self.types.CallToolResult.model_validate(
-            result_message(result)
-        )
         return cast("mcp_types.CallToolResult", message)
 
     async def _template(self, info: McpRequestInfo) -> ExecutionContext:
@@ -332,18 +357,78 @@ class _Handlers:
         return made
 
 
+@contextmanager
+def _answering(method: str, tool_name: str | None = None) -> Iterator[None]:
+    """Turn anything raised while answering *method* into a generic error.
+
+    The SDK would send the exception's text to the client (a secret in an
+    interceptor's error message would reach it) and let a ``SystemExit``
+    stop the server. Instead the client gets a JSON-RPC internal error
+    naming an error id, and the host's log the traceback under that id.
+    Only cancellation and ``KeyboardInterrupt`` propagate: they stop the
+    request or the server on purpose.
+    """
+    try:
+        yield
+    except BaseException as exc:
+        if _propagates(exc):
+            raise
+        _internal_error(exc, method, tool_name)
+
+
+def _propagates(exc: BaseException) -> bool:
+    """Cancellation, an interrupt, or an exception group holding one."""
+    import anyio
+
+    if isinstance(
+        exc,
+        (KeyboardInterrupt, GeneratorExit, anyio.get_cancelled_exc_class()),
+    ):
+        return True
+    inner = getattr(exc, "exceptions", None)
+    return isinstance(inner, tuple) and any(
+        isinstance(e, BaseException) and _propagates(e) for e in inner
+    )
+
+
+def _internal_error(
+    exc: BaseException, method: str, tool_name: str | None
+) -> NoReturn:
+    """Log *exc* with its traceback; raise the generic error for the client."""
+    from mcp.shared.exceptions import MCPError
+
+    error_id = uuid.uuid4().hex[:16]
+    what = method if tool_name is None else f"{method} of {tool_name[:100]!r}"
+    _log.error(
+        "The MCP server failed to answer %s (error id %s)",
+        what,
+        error_id,
+        exc_info=exc,
+    )
+    message = (
+        f"Internal error: the server failed to answer this {method} "
+        f"request (error id {error_id}; its log has the details). This "
+        "is not a problem with the request: try again later, or report "
+        "the error id to the server's operator."
+    )
+    raise MCPError(code=_INTERNAL_ERROR, message=message) from None
+
+
 def _restore_schemas(result: dict[str, Any], registry: Registry) -> None:
     listed = result.get("tools")
     if not isinstance(listed, list):
         return
+    # The definitions the listing was built from, read at registration:
+    # a tool's own definition() is not called again.
+    schemas = {d.name: d.parameters for d in registry.definitions()}
     for entry in cast("list[object]", listed):
         if not isinstance(entry, dict):
             continue
         tool = cast("dict[str, Any]", entry)
-        found = registry.get(tool.get("name"))  # type: ignore[arg-type]
+        found = schemas.get(tool.get("name", ""))
         if found is None:
             continue
-        ours = plain(found.definition().parameters)
+        ours = plain(found)
         if tool.get("inputSchema") == ours:
             tool["inputSchema"] = ours
 
@@ -417,10 +502,13 @@ def _request_info(
 
 
 def _session_id(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    request = ctx.request
-    if request is not None:  # streamable HTTP: the session header, if any
-        headers = getattr(request, "headers", None)
-        value = None if headers is None else headers.get(_SESSION_HEADER)
+    if ctx.request is not None:
+        # Streamable HTTP: the session the transport itself assigned (and
+        # checks the client's mcp-session-id header against); None when
+        # stateless, where the header is whatever the client chose to send.
+        # The SDK keeps it on the connection, which it does not expose.
+        connection = getattr(ctx.session, "_connection", None)
+        value = getattr(connection, "session_id", None)
         return value if isinstance(value, str) and value else None
     state = ctx.lifespan_context
     if isinstance(state, Mapping):
