@@ -755,3 +755,16 @@ def _no_thread_left() -> Iterator[None]:
     for thread in set(threading.enumerate()) - before:
         if not thread.daemon and thread.name.startswith("Thread-"):
             thread.join(BOUND)
+
+
+class TestRenderersRefuseWhatJSONCannotCarry:
+    """#9.9: a hand-built result with NaN never renders as ``NaN`` text."""
+
+    @pytest.mark.parametrize("output", [[math.nan], {"v": math.inf}])
+    def test_a_clear_error_instead_of_nan(self, output: object) -> None:
+        """The host learns the result is not JSON data."""
+        result = ToolResult(name="t", call_id="c1", output=output)
+        with pytest.raises(TypeError, match="is not JSON data"):
+            openai.result_message(result)
+        with pytest.raises(TypeError, match="is not JSON data"):
+            anthropic.result_block(result)

@@ -82,13 +82,15 @@ def error_text(result: ToolResult) -> str:
 def compact_json(value: object, tool_name: str) -> str:
     """*value* as compact JSON text, with a clear error if it is not JSON."""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(
+            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        )
     except (TypeError, ValueError) as exc:
         msg = (
             f"The output of tool {tool_name!r} is not JSON data ({exc}). "
             "Results from Dispatcher are always JSON-safe; a ToolResult "
-            "built by hand must hold dicts, lists, str, int, float, bool "
-            "or None."
+            "built by hand must hold dicts, lists, str, int, finite float, "
+            "bool or None."
         )
         raise TypeError(msg) from None
 
