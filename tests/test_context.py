@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import pickle
+import threading
 
 import attrs
 import pytest
@@ -10,14 +12,22 @@ import pytest
 from toolctx import (
     ContextKey,
     ContextValueTypeError,
+    Dispatcher,
     ExecutionContext,
     MissingContextValueError,
+    Registry,
     ScopeError,
+    ToolCall,
+    ToolctxError,
+    publish,
+    tool,
+    use_context,
 )
 
 
 REGION = ContextKey("test_context_region", str)
 LIMIT = ContextKey("test_context_limit", int, default=10)
+TAGS = ContextKey("test_context_tags", list[str])
 
 
 class Secret:
@@ -25,6 +35,14 @@ class Secret:
 
     def __repr__(self) -> str:
         return "Secret(token='hunter2')"
+
+
+class LockedSecret:
+    """A scope that cannot be pickled or deep-copied (it holds a lock)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.token = "hunter2"
 
 
 class TestFields:
@@ -94,10 +112,17 @@ class TestFields:
             ctx.state["cart"] = []  # type: ignore[index]
 
     def test_scope_not_in_repr_and_not_compared(self) -> None:
-        """Scope never shows in repr and does not affect equality."""
+        """Repr shows only that a scope is set, not even its type.
+
+        The scope's type can itself say too much (``AdminScope``), and
+        reprs end up in logs and tracebacks. The scope does not affect
+        equality either.
+        """
         ctx = ExecutionContext(invocation_id="i", scope=Secret())
         assert "hunter2" not in repr(ctx)
-        assert "scope=<Secret>" in repr(ctx)
+        assert "Secret" not in repr(ctx)
+        assert repr(ctx) == "ExecutionContext(invocation_id='i', scope=<set>)"
+        assert str(ctx) == repr(ctx)
         assert ctx == ExecutionContext(invocation_id="i")
 
     def test_repr_shows_set_fields(self) -> None:
@@ -114,6 +139,87 @@ class TestFields:
         assert back == ctx
         with pytest.raises(TypeError):
             back.metadata["a"] = 2
+
+    def test_pickle_drops_the_scope(self) -> None:
+        """A pickle never carries the scope, like ``to_dict()``.
+
+        The scope is runtime-only (credentials, handles): the bytes hold
+        no trace of it, a scope that cannot be pickled (it holds a lock)
+        does not stop the context from pickling, and the copy has no scope
+        until the receiving side attaches one.
+        """
+        scope = LockedSecret()
+        ctx = ExecutionContext(
+            user_id="ada", metadata={"a": 1}, scope=scope
+        ).with_value(REGION, "eu")
+        data = pickle.dumps(ctx)
+        assert b"hunter2" not in data
+        assert b"LockedSecret" not in data
+        back = pickle.loads(data)
+        assert back == ctx
+        assert back.scope is None
+        assert back.get(REGION) == "eu"
+        with pytest.raises(ScopeError, match="no scope"):
+            back.scope_as(LockedSecret)
+        again = attrs.evolve(back, scope=scope)
+        assert again.scope_as(LockedSecret) is scope
+
+    def test_pickled_call_context_is_not_a_running_call(self) -> None:
+        """A dispatched call's context, pickled, cannot publish.
+
+        Only the call's own context writes to its result; a pickled copy
+        (sent to another process, or loaded back later) is plain data, so
+        ``publish()`` under it is refused instead of writing nowhere.
+        """
+        seen: list[bytes] = []
+
+        @tool
+        def grab(ctx: ExecutionContext) -> str:
+            """Pickle the running call's context."""
+            publish("mine", 1)
+            seen.append(pickle.dumps(ctx))
+            return "ok"
+
+        registry = Registry()
+        registry.register(grab)
+        result = Dispatcher(registry).dispatch(
+            ToolCall("grab", "{}", "c1"), ExecutionContext(user_id="ada")
+        )
+        assert not result.is_error
+        assert dict(result.metadata) == {"mine": 1}
+        back = pickle.loads(seen[0])
+        assert (back.tool_name, back.tool_call_id) == ("grab", "c1")
+        assert back.invocation_id == result.invocation_id
+        with use_context(back), pytest.raises(ToolctxError, match="no disp"):
+            publish("late", 2)
+
+    def test_copy_is_the_same_value(self) -> None:
+        """``copy.copy`` of a frozen context is the context itself."""
+        ctx = ExecutionContext(user_id="ada", scope=LockedSecret())
+        assert copy.copy(ctx) is ctx
+
+    def test_deepcopy_copies_data_and_shares_the_scope(self) -> None:
+        """``copy.deepcopy`` copies the data but keeps the same scope.
+
+        The scope is a runtime handle (a lock here, a connection in real
+        hosts): deep-copying it would fail or duplicate it, and dropping it
+        would silently break ``scope_as``. Typed values, which may be
+        mutable, are copied, so changing the copy's does not change the
+        original's.
+        """
+        scope = LockedSecret()
+        ctx = ExecutionContext(
+            user_id="ada", metadata={"m": [1]}, scope=scope
+        ).with_value(TAGS, ["a"])
+        clone = copy.deepcopy(ctx)
+        assert clone == ctx
+        assert clone.scope is scope
+        clone.require(TAGS).append("b")
+        assert ctx.require(TAGS) == ["a"]
+        with pytest.raises(TypeError, match="read-only"):
+            clone.metadata["m"] = 2  # type: ignore[index]
+        pair = copy.deepcopy([ctx, ctx])
+        assert pair[0] is pair[1]
 
 
 class TestTypedValues:

@@ -6,6 +6,7 @@ import asyncio
 import contextvars
 import threading
 
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -85,6 +86,103 @@ class TestAccessors:
             with pytest.raises(ToolctxError, match="already active"):
                 manager.__enter__()
             assert current_context() is ctx
+
+    def test_out_of_order_exit_raises_and_restores(self) -> None:
+        """An outer block exiting before an inner one is an error, and safe.
+
+        Exiting out of order used to leave the outer block's context bound
+        for good (the inner exit restored it). Now the outer exit raises a
+        ToolctxError saying what happened, the context bound before the
+        outer block is back, and the late inner exit changes nothing.
+        """
+        base, outer_ctx = ExecutionContext(), ExecutionContext()
+        outer = use_context(outer_ctx)
+        inner = use_context(ExecutionContext())
+        with use_context(base):
+            outer.__enter__()
+            inner.__enter__()
+            with pytest.raises(ToolctxError, match="out of order") as info:
+                outer.__exit__(None, None, None)
+            assert outer_ctx.invocation_id in str(info.value)
+            assert "innermost block first" in str(info.value)
+            assert current_context() is base
+            inner.__exit__(None, None, None)
+            assert current_context() is base
+        assert current_context() is None
+
+    def test_suspended_generator_block_is_detected(self) -> None:
+        """A generator left open inside a block cannot leak its context.
+
+        The generator's own ``with use_context`` is still open when the
+        block around it ends: that exit raises, nothing stays bound, and
+        closing the generator later binds nothing either.
+        """
+        held = ExecutionContext(user_id="held")
+
+        def holding() -> Iterator[None]:
+            with use_context(held):
+                yield
+
+        gen = holding()
+
+        def block() -> None:
+            with use_context(ExecutionContext(user_id="outer")):
+                next(gen)
+                assert current_context() is held
+
+        with pytest.raises(ToolctxError, match="1 use_context"):
+            block()
+        assert current_context() is None
+        gen.close()
+        assert current_context() is None
+        with use_context(held):
+            assert current_context() is held
+        assert current_context() is None
+
+    def test_exit_in_another_thread_is_refused(self) -> None:
+        """Exiting a block in a thread that did not enter it changes nothing.
+
+        The error says to exit it where it was entered; doing so then works.
+        """
+        ctx = ExecutionContext()
+        manager = use_context(ctx)
+        manager.__enter__()
+        errors: list[BaseException] = []
+
+        def exit_here() -> None:
+            try:
+                manager.__exit__(None, None, None)
+            except BaseException as exc:
+                errors.append(exc)
+
+        thread = threading.Thread(target=exit_here)
+        thread.start()
+        thread.join(timeout=60)
+        assert len(errors) == 1
+        assert isinstance(errors[0], ToolctxError)
+        assert "where it was entered" in str(errors[0])
+        assert current_context() is ctx
+        manager.__exit__(None, None, None)
+        assert current_context() is None
+
+    def test_exit_in_a_task_copy_is_refused(self) -> None:
+        """A task that exits a block its parent opened is refused too."""
+
+        async def main() -> None:
+            ctx = ExecutionContext()
+            manager = use_context(ctx)
+            manager.__enter__()
+
+            async def exit_here() -> None:
+                manager.__exit__(None, None, None)
+
+            with pytest.raises(ToolctxError, match="where it was entered"):
+                await asyncio.create_task(exit_here())
+            assert current_context() is ctx
+            manager.__exit__(None, None, None)
+            assert current_context() is None
+
+        asyncio.run(main())
 
     def test_async_use_context(self) -> None:
         """use_context also works with async with."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from toolctx import tool
 from toolctx._docstrings import ParsedDocstring, parse_docstring
 
 
@@ -424,3 +425,179 @@ class TestMixed:
         """Directives such as ``.. versionadded::`` are kept as text."""
         doc = "S.\n\n.. versionadded:: 0.1.0\n"
         assert parse_docstring(doc).summary == "S.\n\n.. versionadded:: 0.1.0"
+
+
+class TestTitleOnQuoteLine:
+    """Docstrings that start straight with a section, no summary line.
+
+    The docstrings are written out as the interpreter stores them (the
+    formatter would reflow real ones): the title on the quote line, the
+    body indented as in a method, the closing quotes on their own line.
+    """
+
+    def test_google_args_first(self):
+        """A first-line ``Args:`` keeps every entry, blank lines included.
+
+        ``inspect.getdoc`` dedents the entries to the title's column, which
+        used to pull them out of the section into the description.
+        """
+        doc = (
+            "Args:\n"
+            "            a: The a,\n"
+            "                continued.\n"
+            "\n"
+            "            b: The b.\n"
+            "        "
+        )
+        assert parse_docstring(doc) == ParsedDocstring(
+            "", {"a": "The a, continued.", "b": "The b."}, {}
+        )
+
+    def test_google_args_first_closing_on_text_line(self):
+        """Without a closing-quote line, the entries still belong to it."""
+        doc = "Args:\n            a: The a.\n            b: The b."
+        assert parse_docstring(doc) == ParsedDocstring(
+            "", {"a": "The a.", "b": "The b."}, {}
+        )
+
+    def test_google_args_first_then_more_sections(self):
+        """Later sections at the docstring's indentation end the first."""
+        doc = (
+            "Args:\n"
+            "            a: The a.\n"
+            "\n"
+            "        Returns:\n"
+            "            The sum.\n"
+            "\n"
+            "        Details after the sections.\n"
+            "        "
+        )
+        assert parse_docstring(doc) == ParsedDocstring(
+            "Details after the sections.", {"a": "The a."}, {}
+        )
+
+    def test_numpy_parameters_first(self):
+        """A NumPy ``Parameters`` title on the quote line parses."""
+        doc = (
+            "Parameters\n"
+            "        ----------\n"
+            "        a : int\n"
+            "            The a.\n"
+            "        b : str\n"
+            "            The b.\n"
+            "        "
+        )
+        assert parse_docstring(doc) == ParsedDocstring(
+            "", {"a": "The a.", "b": "The b."}, {}
+        )
+
+    def test_rest_field_first(self):
+        """A reST field on the quote line keeps its continuation line."""
+        doc = (
+            ":param a: The a,\n"
+            "            continued.\n"
+            "        :param b: The b.\n"
+            "        "
+        )
+        assert parse_docstring(doc) == ParsedDocstring(
+            "", {"a": "The a, continued.", "b": "The b."}, {}
+        )
+
+    def test_rest_single_field_first(self):
+        """A lone field whose text continues is not cut at the margin."""
+        doc = ":param a: The a,\n            continued.\n        "
+        assert parse_docstring(doc).params == {"a": "The a, continued."}
+
+    def test_tool_schema_gets_the_descriptions(self):
+        """``@tool`` reads the docstring as written: the model sees them."""
+
+        def add(a: int, b: int) -> int:
+            return a + b
+
+        add.__doc__ = (
+            "Args:\n"
+            "            a: The first number.\n"
+            "\n"
+            "            b: The second number.\n"
+            "        "
+        )
+        definition = tool(add).definition()
+        properties = definition.parameters["properties"]
+        assert properties["a"]["description"] == "The first number."
+        assert properties["b"]["description"] == "The second number."
+        assert definition.description == ""
+
+
+class TestUnindentedBodies:
+    """Section bodies written at the title's own indentation."""
+
+    def test_google_sections_do_not_leak(self):
+        """Unindented ``Args:``/``Returns:`` bodies stay out of the summary.
+
+        The body runs to a blank line followed by unindented text, or to
+        the next section; indented continuation lines belong to it.
+        """
+
+        def fn(a, b):
+            """Add numbers.
+
+            Args:
+            a: The first.
+            b: The second,
+                and last.
+
+            Returns:
+            The sum.
+
+            Trailing paragraph.
+            """
+
+        assert parse_docstring(fn.__doc__) == ParsedDocstring(
+            "Add numbers.\n\nTrailing paragraph.",
+            {"a": "The first.", "b": "The second, and last."},
+            {},
+        )
+
+    def test_blank_line_then_indented_text_continues(self):
+        """An indented paragraph after a blank line is still the entry's."""
+        doc = "S.\n\nArgs:\na: One.\n\n    More on a.\nb: Two.\n\nAfter.\n"
+        assert parse_docstring(doc) == ParsedDocstring(
+            "S.\n\nAfter.", {"a": "One. More on a.", "b": "Two."}, {}
+        )
+
+    def test_next_section_ends_an_unindented_body(self):
+        """A title right after an unindented body starts the next section."""
+        doc = "S.\nArgs:\na: One.\nRaises:\nValueError: Bad.\nReturns:\nX.\n"
+        assert parse_docstring(doc) == ParsedDocstring("S.", {"a": "One."}, {})
+
+    def test_google_attributes_unindented(self):
+        """An unindented ``Attributes:`` body fills ``attributes``."""
+        doc = "A point.\n\nAttributes:\nx: Across.\ny: Up.\n"
+        assert parse_docstring(doc) == ParsedDocstring(
+            "A point.", {}, {"x": "Across.", "y": "Up."}
+        )
+
+    def test_rest_unindented_continuation(self):
+        """A reST field's unindented next line continues its text."""
+        doc = (
+            "S.\n\n:param a: The a,\ncontinued.\n:param b: The b.\n\nAfter.\n"
+        )
+        assert parse_docstring(doc) == ParsedDocstring(
+            "S.\n\nAfter.", {"a": "The a, continued.", "b": "The b."}, {}
+        )
+
+    def test_summary_keeps_an_indented_block(self):
+        """The description is dedented once: an indented block stays so."""
+
+        def fn(expr):
+            """Evaluate an expression.
+
+                1 + 2 * 3
+
+            Args:
+                expr: The expression.
+            """
+
+        assert parse_docstring(fn.__doc__).summary == (
+            "Evaluate an expression.\n\n    1 + 2 * 3"
+        )

@@ -155,10 +155,11 @@ class TestRegistration:
             Registry().register(42)  # type: ignore[arg-type]
 
     @pytest.mark.parametrize(
-        "name", ["", "has space", "x" * 65, "dots.no", "é"]
+        "name",
+        ["", "has space", "x" * 65, "dots.no", "é", "add\n", "\nadd", "a\r"],
     )
     def test_invalid_names(self, name: str) -> None:
-        """Names outside ^[a-zA-Z0-9_-]{1,64}$ are refused."""
+        """Names outside [a-zA-Z0-9_-]{1,64} are refused, a newline too."""
 
         class Named:
             def definition(self) -> ToolDefinition:
@@ -171,6 +172,36 @@ class TestRegistration:
         with pytest.raises(InvalidToolNameError, match="1-64 characters"):
             registry.register(Named())
         assert len(registry) == 0
+
+    def test_trailing_newline_name_refused_by_tool(self) -> None:
+        """A tool name ending in a newline is refused: it is checked whole.
+
+        A trailing newline used to pass (``re.match`` with ``$``), and
+        providers then refused the whole tool list, or the model could
+        never call the tool by its real name.
+        """
+
+        def add(a: int, b: int) -> int:
+            """Add two numbers."""
+            return a + b
+
+        with pytest.raises(InvalidToolNameError, match=r"'add\\n'"):
+            tool(name="add\n")(add)
+
+    def test_invalid_name_message_is_bounded(self) -> None:
+        """A huge invalid name is shortened in the message, not echoed."""
+
+        class Named:
+            def definition(self) -> ToolDefinition:
+                return ToolDefinition(name="x" * 100_000)
+
+            def execute(self, args: Mapping[str, Any]) -> None:
+                return None
+
+        with pytest.raises(InvalidToolNameError) as info:
+            Registry().register(Named())
+        assert len(str(info.value)) < 300
+        assert "@tool(name=...)" in str(info.value)
 
     def test_concurrent_registration(self) -> None:
         """Registering from many threads loses nothing."""

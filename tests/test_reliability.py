@@ -768,3 +768,21 @@ class TestRenderersRefuseWhatJSONCannotCarry:
             openai.result_message(result)
         with pytest.raises(TypeError, match="is not JSON data"):
             anthropic.result_block(result)
+
+
+class TestWholeNameChecks:
+    """#9.18: every name check matches the whole text, newline included."""
+
+    def test_an_import_reference_with_a_trailing_newline_is_refused(
+        self,
+    ) -> None:
+        """An import reference followed by a newline is refused."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with (
+            ThreadPoolExecutor(1) as pool,
+            pytest.raises(
+                ValueError, match="scope_loader must be an import reference"
+            ),
+        ):
+            Dispatcher(Registry(), executor=pool, scope_loader="os:sep\n")

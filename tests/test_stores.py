@@ -298,11 +298,11 @@ class TestSessionCodec:
 
 # -- hypothesis ----------------------------------------------------------------
 
-json_scalars = (
+json_scalars = (  # what JSON carries: no NaN, no infinities
     st.none()
     | st.booleans()
     | st.integers()
-    | st.floats(allow_nan=False)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text()
 )
 json_values = st.recursive(
@@ -969,3 +969,132 @@ class TestSQLiteStore:
             )
         with pytest.raises(SessionStoreError):
             store.version(ACME, "s1")
+
+
+def clobber_table(path: Path, table: str) -> None:
+    """Overwrite the root page of *table* in the closed database file."""
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        (page_size,) = conn.execute("PRAGMA page_size").fetchone()
+        (root,) = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)
+        ).fetchone()
+    with path.open("r+b") as file:
+        file.seek((root - 1) * page_size)
+        file.write(bytes(range(256)) * (page_size // 256))
+
+
+class TestDamagedStorage:
+    """A damaged database or entry is a SessionStoreError that says so."""
+
+    def test_file_that_is_not_a_database(self, db_path: Path) -> None:
+        """Opening a file that is not SQLite names it and leaves it alone.
+
+        It used to raise ``sqlite3.DatabaseError: file is not a database``,
+        which hosts catching the store's own errors did not expect.
+        """
+        garbage = b"not a database, just some bytes\n" * 200
+        db_path.write_bytes(garbage)
+        with pytest.raises(SessionStoreError) as info:
+            SQLiteSessionStore(db_path)
+        message = str(info.value)
+        assert str(db_path) in message
+        assert "is damaged or is not an SQLite database" in message
+        assert "backup" in message
+        assert isinstance(info.value.__cause__, sqlite3.DatabaseError)
+        assert db_path.read_bytes() == garbage
+
+    def test_truncated_file(self, db_path: Path) -> None:
+        """A file cut short (a partial copy) is refused on open."""
+        with SQLiteSessionStore(db_path) as store:
+            for i in range(40):
+                store.save(ACME, full_session(f"s{i}"))
+        data = db_path.read_bytes()
+        db_path.write_bytes(data[: len(data) // 3])
+        with pytest.raises(SessionStoreError, match="is damaged"):
+            SQLiteSessionStore(db_path)
+
+    def test_damaged_sessions_table(self, db_path: Path) -> None:
+        """Every method on a damaged sessions table raises SessionStoreError.
+
+        The schema is intact, so the store opens; reading or writing the
+        broken table says the file is damaged, and the store still closes.
+        """
+        with SQLiteSessionStore(db_path) as store:
+            for i in range(40):
+                store.save(ACME, full_session(f"s{i}"))
+        clobber_table(db_path, "toolctx_sessions")
+        with SQLiteSessionStore(db_path) as store:
+            calls: list[Callable[[], object]] = [
+                lambda: store.load(ACME, "s1"),
+                lambda: store.version(ACME, "s1"),
+                lambda: store.save(ACME, full_session("s1")),
+                lambda: store.delete(ACME, "s1"),
+            ]
+            for call in calls:
+                with pytest.raises(SessionStoreError, match="is damaged"):
+                    call()
+
+    def test_locked_database(self, db_path: Path) -> None:
+        """A write lock held too long is a SessionStoreError naming the fix.
+
+        Another real connection holds the write lock; the save gives up
+        after the store's timeout and the previous version stays.
+        """
+        with SQLiteSessionStore(db_path, timeout=0.01) as store:
+            store.save(ACME, full_session())
+            with contextlib.closing(
+                sqlite3.connect(db_path, isolation_level=None)
+            ) as other:
+                other.execute("BEGIN IMMEDIATE")
+                with pytest.raises(SessionStoreError, match="timeout="):
+                    store.save(ACME, full_session(turn=9))
+                other.execute("ROLLBACK")
+            assert store.load(ACME, "s1") == full_session()
+            store.save(ACME, full_session(turn=9))
+            assert store.version(ACME, "s1") == 2
+
+    def test_row_holding_another_sessions_data(self, db_path: Path) -> None:
+        """A row whose JSON id is not its key is refused, not loaded as it.
+
+        A row edited outside the store (here: s2's data copied into s1's
+        row) used to load as session s2 when asking for s1.
+        """
+        with SQLiteSessionStore(db_path) as store:
+            store.save(ACME, full_session("s1"))
+            store.save(ACME, full_session("s2", turn=8))
+            with contextlib.closing(sqlite3.connect(db_path)) as conn, conn:
+                conn.execute(
+                    "UPDATE toolctx_sessions SET data = (SELECT data FROM "
+                    "toolctx_sessions WHERE session_id = 's2') "
+                    "WHERE session_id = 's1'"
+                )
+            with pytest.raises(SessionStoreError) as info:
+                store.load(ACME, "s1")
+            message = str(info.value)
+            assert "session 's1' holds the data of session 's2'" in message
+            assert "outside this store" in message
+            assert store.load(ACME, "s2") == full_session("s2", turn=8)
+
+    def test_memory_entry_holding_another_sessions_data(self) -> None:
+        """The in-memory store refuses such an entry the same way."""
+        store = InMemorySessionStore()
+        store.save(ACME, full_session("s1"))
+        store.save(ACME, full_session("s2"))
+        store._entries["s1"] = store._entries["s2"]
+        with pytest.raises(SessionStoreError, match="data of session 's2'"):
+            store.load(ACME, "s1")
+
+    def test_huge_foreign_id_is_shortened(self, db_path: Path) -> None:
+        """The message stays short even if the stored id is enormous."""
+        with SQLiteSessionStore(db_path) as store:
+            store.save(ACME, full_session("s1"))
+            data = session_to_dict(full_session("x" * 100_000))
+            with contextlib.closing(sqlite3.connect(db_path)) as conn, conn:
+                conn.execute(
+                    "UPDATE toolctx_sessions SET data = ? "
+                    "WHERE session_id = 's1'",
+                    (json.dumps(data),),
+                )
+            with pytest.raises(SessionStoreError) as info:
+                store.load(ACME, "s1")
+        assert len(str(info.value)) < 400

@@ -165,7 +165,9 @@ class ExecutionContext:
     def __deepcopy__(self, memo: dict[int, Any]) -> ExecutionContext:
         from copy import deepcopy
 
-        data = {f.name: deepcopy(getattr(self, f.name), memo) for f in _REPR_FIELDS}
+        data = {
+            f.name: deepcopy(getattr(self, f.name), memo) for f in _REPR_FIELDS
+        }
         ctx = ExecutionContext(
             **data, scope=self.scope, _recorder=self._recorder
         )

@@ -158,9 +158,9 @@ class use_context:  # noqa: N801 - reads as a function at the call site
 
 
 _FOREIGN_EXIT = (
-    "This use_context() block is exited in another thread or asyncio task "
-    "than the one that entered it, where it is not open. Exit it where it "
-    "was entered; nothing was changed."
+    "This use_context() block is being exited in a thread or asyncio task "
+    "other than the one that entered it, where it is not open. Exit it "
+    "where it was entered; nothing was changed."
 )
 
 

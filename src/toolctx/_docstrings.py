@@ -27,12 +27,20 @@ NumPy sections of those names (plus ``Receives``); and the reST fields
 Google section title must stand alone on its line (``Note: text`` is
 ordinary text, as in Sphinx's napoleon). Every other line, directives such
 as ``.. versionadded::`` included, stays in the summary.
+
+A section's body is the text indented under its title. A body that is
+not indented (``Args:`` then ``x: The x.`` at the same depth) runs to the
+next blank line followed by unindented text, or to the next section. The
+parser takes the docstring as written (``fn.__doc__``, not
+``inspect.getdoc``): a title on the opening quotes' line keeps its body
+indented under it, measured from the closing quotes' indentation.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
+import textwrap
 
 import attrs
 
@@ -112,15 +120,15 @@ _REST_DROPPED = frozenset(
     }
 )
 
-_GOOGLE_HEADER = re.compile(r"^([A-Za-z][A-Za-z ]*?)\s*:\s*$")
+_GOOGLE_HEADER = re.compile(r"([A-Za-z][A-Za-z ]*?)\s*:\s*")
 _GOOGLE_ENTRY = re.compile(
-    r"^\*{0,2}([A-Za-z_]\w*)\s*(?:\(.*?\))?\s*:(?:\s+(.*))?$"
+    r"\*{0,2}([A-Za-z_]\w*)\s*(?:\(.*?\))?\s*:(?:\s+(.*))?"
 )
-_NUMPY_UNDERLINE = re.compile(r"^-{3,}\s*$")
+_NUMPY_UNDERLINE = re.compile(r"-{3,}\s*")
 _NUMPY_ENTRY = re.compile(
-    r"^(\*{0,2}[A-Za-z_]\w*(?:\s*,\s*\*{0,2}[A-Za-z_]\w*)*)\s*(?::.*)?$"
+    r"(\*{0,2}[A-Za-z_]\w*(?:\s*,\s*\*{0,2}[A-Za-z_]\w*)*)\s*(?::.*)?"
 )
-_REST_FIELD = re.compile(r"^:([A-Za-z_][\w-]*)((?:\s+[^:\s][^:]*)?):\s*(.*)$")
+_REST_FIELD = re.compile(r":([A-Za-z_][\w-]*)((?:\s+[^:\s][^:]*)?):\s*(.*)")
 
 
 @attrs.frozen
@@ -152,7 +160,7 @@ def parse_docstring(doc: str | None) -> ParsedDocstring:
     """
     if not doc or not doc.strip():
         return ParsedDocstring()
-    lines = inspect.cleandoc(doc).splitlines()
+    lines = _clean_lines(doc)
     parsed = ParsedDocstring()
     kept: list[str] = []
     i = 0
@@ -163,9 +171,36 @@ def parse_docstring(doc: str | None) -> ParsedDocstring:
             i += 1
         else:
             i = end
-    summary = inspect.cleandoc("\n".join(kept)).strip()
+    summary = textwrap.dedent("\n".join(kept)).strip("\n").rstrip()
     summary = re.sub(r"\n\s*\n(\s*\n)+", "\n\n", summary)
     return attrs.evolve(parsed, summary=summary)
+
+
+def _clean_lines(doc: str) -> list[str]:
+    """The lines of *doc* without the docstring's own indentation.
+
+    As :func:`inspect.cleandoc`, which dedents the lines after the first
+    by their smallest indentation, except when the first line (on the
+    quote line) opens a section and the line after it sits at that
+    smallest indentation: the lines were then indented under the title,
+    and cleandoc would pull them out of the section. The closing quotes'
+    line, when blank, tells the docstring's own indentation; the lines are
+    dedented by that instead.
+    """
+    lines = inspect.cleandoc(doc).splitlines()
+    raw = doc.expandtabs().split("\n")
+    rest = raw[1:]
+    content = [line for line in rest if line.strip()]
+    if not content or rest[-1].strip() or not _opens_section([lines[0]], 0):
+        return lines
+    margin = min(_indent(line) for line in content)
+    base = len(rest[-1])
+    if base >= margin or _indent(content[0]) != margin:
+        return lines
+    body = [line[base:].rstrip() for line in rest]
+    while body and not body[-1]:
+        body.pop()
+    return [lines[0], *body]
 
 
 def _consume_section(
@@ -187,17 +222,17 @@ def _consume_section(
         return end
     google = _google_header(lines[i])
     if google is not None:
-        end = _indented_block_end(lines, i + 1, 0)
+        end = _body_end(lines, i + 1)
         body = lines[i + 1 : end]
         if google in _GOOGLE_PARAMS:
             _merge(parsed.params, _google_entries(body))
         elif google in _GOOGLE_ATTRIBUTES:
             _merge(parsed.attributes, _google_entries(body))
         return end
-    field = _REST_FIELD.match(lines[i])
-    if field is None or not _rest_known(field.group(1)):
+    field = _rest_field(lines[i])
+    if field is None:
         return None
-    end = _indented_block_end(lines, i + 1, 0)
+    end = _body_end(lines, i + 1)
     kind = field.group(1)
     words = field.group(2).split()
     text = _join([field.group(3), *lines[i + 1 : end]])
@@ -206,6 +241,23 @@ def _consume_section(
     elif words and kind in _REST_ATTRIBUTES:
         parsed.attributes.setdefault(words[-1].lstrip("*"), text)
     return end
+
+
+def _opens_section(lines: list[str], i: int) -> bool:
+    """Whether line *i* is a section title or a field this parser reads."""
+    return (
+        _numpy_header(lines, i) is not None
+        or _google_header(lines[i]) is not None
+        or _rest_field(lines[i]) is not None
+    )
+
+
+def _rest_field(line: str) -> re.Match[str] | None:
+    """The match of a reST field this parser consumes, else None."""
+    field = _REST_FIELD.fullmatch(line)
+    if field is None or not _rest_known(field.group(1)):
+        return None
+    return field
 
 
 def _rest_known(kind: str) -> bool:
@@ -221,7 +273,7 @@ def _google_header(line: str) -> str | None:
     """The lower-cased name of the Google section *line* opens, if any."""
     if line[:1].isspace():
         return None
-    match = _GOOGLE_HEADER.match(line)
+    match = _GOOGLE_HEADER.fullmatch(line)
     if match is None:
         return None
     name = " ".join(match.group(1).lower().split())
@@ -233,7 +285,7 @@ def _numpy_header(lines: list[str], i: int) -> str | None:
     """The lower-cased NumPy section title at *i*, if one is there."""
     if i + 1 >= len(lines) or lines[i][:1].isspace():
         return None
-    if not _NUMPY_UNDERLINE.match(lines[i + 1]):
+    if not _NUMPY_UNDERLINE.fullmatch(lines[i + 1]):
         return None
     name = " ".join(lines[i].lower().split())
     known = _NUMPY_PARAMS | _NUMPY_ATTRIBUTES | _NUMPY_DROPPED
@@ -255,6 +307,35 @@ def _numpy_section_end(lines: list[str], start: int) -> int:
 def _indent(line: str) -> int:
     """The number of leading whitespace characters of *line*."""
     return len(line) - len(line.lstrip())
+
+
+def _body_end(lines: list[str], start: int) -> int:
+    """Index of the first line after the body of the title at *start* - 1.
+
+    The body is the block indented under the title; when the line after
+    the title is not indented, it is the unindented text up to a blank
+    line followed by unindented text, or up to the next section.
+    """
+    if (
+        start >= len(lines)
+        or not lines[start].strip()
+        or lines[start][:1].isspace()
+    ):
+        return _indented_block_end(lines, start, 0)
+    i = start
+    while i < len(lines):
+        if not lines[i].strip():
+            j = i + 1
+            while j < len(lines) and not lines[j].strip():
+                j += 1
+            if j == len(lines) or not lines[j][:1].isspace():
+                return i  # a new unindented paragraph, or the end
+            i = j
+            continue
+        if not lines[i][:1].isspace() and _opens_section(lines, i):
+            return i
+        i += 1
+    return i
 
 
 def _indented_block_end(lines: list[str], start: int, base: int) -> int:
@@ -290,7 +371,9 @@ def _google_entries(body: list[str]) -> dict[str, str]:
         indent = _indent(line)
         if base is None:
             base = indent
-        match = _GOOGLE_ENTRY.match(line.strip()) if indent <= base else None
+        match = (
+            _GOOGLE_ENTRY.fullmatch(line.strip()) if indent <= base else None
+        )
         if match is not None:
             current = entries.setdefault(match.group(1), [])
             current.append(match.group(2) or "")
@@ -306,7 +389,9 @@ def _numpy_entries(body: list[str]) -> dict[str, str]:
     for line in body:
         if not line.strip():
             continue
-        match = _NUMPY_ENTRY.match(line) if not line[:1].isspace() else None
+        match = (
+            _NUMPY_ENTRY.fullmatch(line) if not line[:1].isspace() else None
+        )
         if match is not None:
             names = [n.strip().lstrip("*") for n in match.group(1).split(",")]
             current = [entries.setdefault(n, []) for n in names]

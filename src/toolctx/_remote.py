@@ -80,7 +80,7 @@ CALL_FORMAT = "toolctx.remote-call/1"
 OUTCOME_FORMAT = "toolctx.remote-outcome/1"
 
 _IDENT = r"[A-Za-z_]\w*"
-_REFERENCE = re.compile(rf"^{_IDENT}(\.{_IDENT})*:{_IDENT}(\.{_IDENT})*$")
+_REFERENCE = re.compile(rf"{_IDENT}(\.{_IDENT})*:{_IDENT}(\.{_IDENT})*")
 _HOST = socket.gethostname()
 
 _references: weakref.WeakKeyDictionary[Tool, dict[bool, str]] = (
@@ -228,7 +228,7 @@ def resolve_reference(ref: str, *, what: str = "object") -> object:
         return _resolved[ref]
     except KeyError:
         pass
-    if not _REFERENCE.match(ref):
+    if not _REFERENCE.fullmatch(ref):
         msg = (
             f"Invalid {what} reference {ref!r}: write it as "
             "'package.module:name'."
@@ -356,7 +356,7 @@ def check_reference(value: str, what: str = "reference") -> str:
     .. versionadded:: 0.1.0
     """
     text: object = value  # callers pass unchecked input
-    if not isinstance(text, str) or not _REFERENCE.match(text):
+    if not isinstance(text, str) or not _REFERENCE.fullmatch(text):
         msg = (
             f"{what} must be an import reference 'package.module:name', "
             f"got {value!r}."

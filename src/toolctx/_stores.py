@@ -10,7 +10,9 @@ overwritten or deleted by another. Session ids are global to a store
 Errors::
 
     ToolctxError
-    └── SessionStoreError
+    └── SessionStoreError          (closed store, damaged database file,
+        │                           SQLite failure, a stored entry that
+        │                           holds another session's data)
         ├── SessionAccessError     (the id belongs to another tenant)
         ├── SessionConflictError   (expected_version no longer matches)
         └── SessionSchemaError     (the database's schema version is
@@ -212,13 +214,32 @@ def _encode(session: Session) -> str:
         raise ContextDataError(msg) from None
 
 
-def _decode(text: str, scope: object) -> Session:
+def _decode(text: str, scope: object, session_id: str) -> Session:
+    """Read back the entry stored under *session_id*, for *scope*."""
     try:
         data = json.loads(text)
     except ValueError as exc:
         msg = f"Stored session data is not valid JSON: {exc}"
         raise ContextDataError(msg) from None
-    return session_from_dict(data, scope=scope)
+    session = session_from_dict(data, scope=scope)
+    if session.id != session_id:
+        msg = (
+            f"The stored entry for session {_shown(session_id)} holds the "
+            f"data of session {_shown(session.id)}, so it was changed "
+            "outside this store; it was not loaded. Delete the entry, or "
+            "restore it from a backup."
+        )
+        raise SessionStoreError(msg)
+    return session
+
+
+def _shown(text: str) -> str:
+    """*text* as a repr for a message, shortened when it is long."""
+    shown = repr(text)
+    return shown if len(shown) <= _MAX_SHOWN else f"{shown[:_MAX_SHOWN]}..."
+
+
+_MAX_SHOWN = 80
 
 
 # -- the protocol ------------------------------------------------------------
@@ -318,7 +339,9 @@ class InMemorySessionStore:
         .. versionadded:: 0.1.0
         """
         entry = self._entry(scope, session_id)
-        return None if entry is None else _decode(entry.text, scope)
+        return (
+            None if entry is None else _decode(entry.text, scope, session_id)
+        )
 
     def save(
         self,
@@ -451,6 +474,10 @@ class SQLiteSessionStore:
 
     Raises:
         SessionSchemaError: The file was written by a newer toolctx.
+        SessionStoreError: The file is damaged or is not an SQLite
+            database, or SQLite cannot open it. Every method raises it too
+            for a database that fails, naming the file and what failed
+            (the SQLite error is its ``__cause__``).
 
     Example:
         >>> class Auth:
@@ -478,15 +505,16 @@ class SQLiteSessionStore:
         self._path = os.fspath(path)
         self._tenant_of = tenant_of
         self._lock = threading.Lock()
-        conn = sqlite3.connect(
-            self._path,
-            timeout=timeout,
-            isolation_level=None,  # explicit BEGIN/COMMIT only
-            check_same_thread=False,  # shared by threads, under _lock
-        )
-        self._conn: sqlite3.Connection | None = conn
+        self._conn: sqlite3.Connection | None = None
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            with self._database_errors():
+                self._conn = sqlite3.connect(
+                    self._path,
+                    timeout=timeout,
+                    isolation_level=None,  # explicit BEGIN/COMMIT only
+                    check_same_thread=False,  # shared by threads, under _lock
+                )
+                self._conn.execute("PRAGMA journal_mode=WAL")
             self._migrate()
         except BaseException:
             self.close()
@@ -536,18 +564,25 @@ class SQLiteSessionStore:
         Raises:
             ScopeError: No tenant can be derived from *scope*.
             ContextDataError: The stored data cannot be read back.
-            SessionStoreError: The store is closed.
+            SessionStoreError: The store is closed, the database is
+                damaged or fails, or the stored row holds the data of
+                another session id (it was changed outside the store).
 
         .. versionadded:: 0.1.0
         """
         row = self._fetch("data", scope, session_id)
-        return None if row is None else _decode(row, scope)
+        return None if row is None else _decode(row, scope, session_id)
 
     def version(self, scope: object, session_id: str) -> int | None:
         """Return how many times the session was saved, or None.
 
         Pass it as ``save(..., expected_version=...)`` to save only if
         nobody saved the session in between (optimistic concurrency).
+
+        Raises:
+            ScopeError: No tenant can be derived from *scope*.
+            SessionStoreError: The store is closed, or the database is
+                damaged or fails.
 
         .. versionadded:: 0.1.0
         """
@@ -577,7 +612,8 @@ class SQLiteSessionStore:
                 *expected_version*.
             ContextDataError: The session cannot be serialized; nothing
                 was changed.
-            SessionStoreError: The store is closed.
+            SessionStoreError: The store is closed, or the database is
+                damaged or fails; nothing was changed.
 
         .. versionadded:: 0.1.0
         """
@@ -611,7 +647,8 @@ class SQLiteSessionStore:
 
         Raises:
             ScopeError: No tenant can be derived from *scope*.
-            SessionStoreError: The store is closed.
+            SessionStoreError: The store is closed, or the database is
+                damaged or fails.
 
         .. versionadded:: 0.1.0
         """
@@ -665,7 +702,7 @@ class SQLiteSessionStore:
     def _fetch(self, column: str, scope: object, session_id: str) -> Any:
         tenant = _tenant(self._tenant_of, scope)
         _check_id(session_id)
-        with self._lock:
+        with self._lock, self._database_errors():
             row = (
                 self._connection()
                 .execute(
@@ -690,7 +727,7 @@ class SQLiteSessionStore:
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """Hold the lock and a write transaction; commit or roll back."""
-        with self._lock:
+        with self._lock, self._database_errors():
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -698,8 +735,33 @@ class SQLiteSessionStore:
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                    with contextlib.suppress(sqlite3.Error):  # keep the cause
+                        conn.execute("ROLLBACK")
                 raise
+
+    @contextlib.contextmanager
+    def _database_errors(self) -> Iterator[None]:
+        """Raise SQLite's own errors as :class:`SessionStoreError`."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise SessionStoreError(self._database_message(exc)) from exc
+
+    def _database_message(self, exc: sqlite3.Error) -> str:
+        where = f"The session database {self._path!r}"
+        text = str(exc)[:_MAX_SHOWN]
+        if type(exc) is sqlite3.DatabaseError:  # SQLITE_CORRUPT, _NOTADB
+            return (
+                f"{where} is damaged or is not an SQLite database ({text}). "
+                "Restore the file from a backup, or open the store on "
+                "another path."
+            )
+        if "locked" in text or "busy" in text:
+            return (
+                f"{where} stayed locked by another connection ({text}). "
+                "Retry, or open the store with a longer timeout=..."
+            )
+        return f"{where} failed: {type(exc).__name__}: {text}."
 
     def _migrate(self) -> None:
         """Create the schema, or check that the file's is one we read."""

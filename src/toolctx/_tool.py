@@ -28,14 +28,18 @@ from toolctx.exceptions import (
 P = ParamSpec("P")
 R = TypeVar("R")
 
-TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # use fullmatch
+_MAX_NAME_SHOWN = 80
 
 
 def check_tool_name(name: object) -> str:
     """Return *name* if providers accept it; else InvalidToolNameError."""
-    if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name):
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
+        shown = repr(name)
+        if len(shown) > _MAX_NAME_SHOWN:
+            shown = f"{shown[: _MAX_NAME_SHOWN - 3]}..."
         msg = (
-            f"Invalid tool name {name!r}: providers accept 1-64 characters "
+            f"Invalid tool name {shown}: providers accept 1-64 characters "
             "from a-z, A-Z, 0-9, '_' and '-'. Pass a valid one with "
             "@tool(name=...)."
         )
@@ -113,7 +117,10 @@ class FunctionTool(Generic[P, R]):
             raise TypeError(msg)
         self.requires = frozenset(requires)
         owner = getattr(fn, "__qualname__", self.name)
-        doc = parse_docstring(inspect.getdoc(fn))
+        raw_doc = getattr(fn, "__doc__", None)  # as written: see _docstrings
+        doc = parse_docstring(
+            raw_doc if isinstance(raw_doc, str) else inspect.getdoc(fn)
+        )
         self.description = (
             description if description is not None else doc.summary
         )

@@ -79,7 +79,7 @@ __all__ = [
 ]
 
 _PROVIDER = "gemini"
-_NAME: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$")
+_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,127}")
 
 
 def tools(registry: Registry) -> list[dict[str, Any]]:
@@ -100,7 +100,7 @@ def tools(registry: Registry) -> list[dict[str, Any]]:
     """
     declarations: list[dict[str, Any]] = []
     for definition in registry.definitions():
-        if not _NAME.match(definition.name):
+        if not _NAME.fullmatch(definition.name):
             msg = (
                 f"Gemini refuses the tool name {definition.name!r}: names "
                 "must start with a letter or an underscore. Register the "
