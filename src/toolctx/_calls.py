@@ -536,7 +536,7 @@ else:  # pragma: no cover - CPython 3.10
         try:
             await asyncio.wait({task})
         except BaseException:
-            task.cancel()
+            await _cancel_and_wait(task)
             raise
         return thread_result(task.result())
 
@@ -566,6 +566,21 @@ async def captured(work: Awaitable[Any]) -> tuple[bool, Any]:
         return True, await work
     except BaseException as exc:  # noqa: BLE001 - re-raised by thread_result
         return False, exc
+
+
+async def _cancel_and_wait(task: asyncio.Future[Any]) -> None:
+    """Cancel the tool's *task* because the caller was cancelled.
+
+    As when the tool is awaited directly, the caller's ``CancelledError``
+    is raised once the tool's own cleanup has run (its ``finally`` blocks
+    may await); a worker thread cannot be stopped, so its future is
+    cancelled at once and the thread finishes on its own.
+    """
+    task.cancel()
+    try:
+        await asyncio.wait({task})
+    finally:
+        task.cancel()
 
 
 def thread_result(outcome: tuple[bool, Any]) -> Any:
@@ -694,7 +709,7 @@ async def with_timeout(
     try:
         done, _ = await asyncio.wait({task}, timeout=timeout)
     except BaseException:
-        task.cancel()
+        await _cancel_and_wait(task)
         raise
     if task in done:
         return thread_result(task.result())

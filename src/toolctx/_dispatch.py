@@ -526,10 +526,18 @@ class Dispatcher:
         they are produced; the last item is always the :class:`ToolResult`
         (whose output lists every chunk). Other tools yield only their
         result. The tool sees its own context on every resume. Closing the
-        iterator early (``break``, ``close()``) closes the tool's generator
-        with its context bound, restores everything, and records the call
-        as cancelled (interceptors' ``after`` and the session see an error
-        result; no state change is applied).
+        iterator early (``close()``, or ``break`` inside
+        ``contextlib.closing``) closes the tool's generator with its
+        context bound, restores everything, and records the call as
+        cancelled: interceptors' ``after`` and the session see an error
+        result holding the chunks so far; no state change is applied. If
+        the tool's cleanup raises then, ``close()`` still returns normally
+        (the consumer asked to stop) and that result carries the tool's
+        failure instead. Whatever the tool raises in a step, its
+        ``SystemExit`` and a ``CancelledError`` of its own included, ends
+        the stream with an error result, as with :meth:`dispatch`; only
+        ``KeyboardInterrupt``-like exceptions propagate, and the call is
+        still recorded as cancelled.
 
         .. versionadded:: 0.1.0
         """
@@ -547,7 +555,12 @@ class Dispatcher:
         Works for sync and async generator tools (a sync generator's steps
         run in a worker thread). The tool sees its own context on every
         resume, whatever task iterates and whatever context that task has
-        bound. ``aclose()`` or ``break`` records the call as cancelled.
+        bound. ``aclose()`` or ``break`` records the call as cancelled, as
+        with :meth:`stream`. Cancelling the iterating task records it as
+        cancelled too, and raises ``CancelledError`` there once the tool's
+        generator has been closed; a sync generator's step running in its
+        worker thread cannot be interrupted, so the cancellation takes
+        effect when that step returns.
 
         .. versionadded:: 0.1.0
         """
