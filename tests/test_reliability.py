@@ -786,3 +786,60 @@ class TestWholeNameChecks:
             ),
         ):
             Dispatcher(Registry(), executor=pool, scope_loader="os:sep\n")
+
+
+class TestModelChosenTextIsBounded:
+    """#9.12: text the model or a tool controls cannot flood a message."""
+
+    def test_an_unknown_tool_name_is_cut(self) -> None:
+        """A 100,000-character tool name is not repeated in full."""
+        result = Dispatcher(_adder()).dispatch(ToolCall("x" * 100_000, "{}"))
+        assert result.error is not None
+        assert result.error.startswith("Unknown tool 'xxx")
+        assert len(result.error) < 400
+
+    def test_a_denial_reason_is_cut(self) -> None:
+        """A megabyte of denial reason becomes 2,000 characters."""
+        from toolctx import ToolDenied
+
+        class Deny(PassThrough):
+            def before(
+                self, call: ToolCall, context: ExecutionContext
+            ) -> ExecutionContext:
+                raise ToolDenied("no" * 500_000)
+
+        dispatcher = Dispatcher(_adder(), interceptors=[Deny()])
+        result = dispatcher.dispatch(ToolCall("add", '{"a": 1, "b": 2}'))
+        assert result.error is not None
+        assert result.error.startswith("Call to tool 'add' was denied: nono")
+        assert len(result.error) < 2100
+
+
+class TestInterceptorContexts:
+    """An interceptor cannot change the call's own fields."""
+
+    def test_tool_name_and_call_id_stay_the_dispatchers(self) -> None:
+        """``attrs.evolve`` in ``before`` cannot rename the running call."""
+        import attrs
+
+        from toolctx import execution_context
+
+        registry = Registry()
+
+        @registry.tool
+        def who() -> list[str | None]:
+            """Name the running call."""
+            ctx = execution_context()
+            return [ctx.tool_name, ctx.tool_call_id]
+
+        class Rename(PassThrough):
+            def before(
+                self, call: ToolCall, context: ExecutionContext
+            ) -> ExecutionContext:
+                return attrs.evolve(
+                    context, tool_name="other", tool_call_id="forged"
+                )
+
+        dispatcher = Dispatcher(registry, interceptors=[Rename()])
+        result = dispatcher.dispatch(ToolCall("who", "{}", "c1"))
+        assert result.output == ["who", "c1"]

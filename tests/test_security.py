@@ -1,26 +1,33 @@
 """Security properties: what the model, a tool or another session cannot do.
 
-The model cannot set context fields or injected parameters; the scope is
-never rendered, serialized or logged by toolctx; metadata and state
-snapshots are read-only; sessions never see each other's state, also
-under concurrency; results only receive what their own call published.
+Each class backs a section of SECURITY.md. The model cannot set context
+fields or injected parameters, nor reach a tool by a name that is not
+exactly registered; the scope is never rendered, serialized, pickled or
+logged by toolctx; what a tool returns is JSON and never a context or a
+result; decoded arguments get the checks argument text gets; metadata
+and state snapshots are read-only; sessions never see each other's
+state, also under concurrency; results only receive what their own call
+published, and nothing after it finished; the error messages the model
+reads are toolctx's; timeouts interrupt only what SECURITY.md says.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import copy
 import dataclasses
 import importlib
 import io
 import json
 import logging
 import operator
+import pickle
 import sys
 import threading
+import time
 import uuid
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -35,6 +42,7 @@ from toolctx import (
     AuditLog,
     AuditRecord,
     Authorization,
+    ContextKey,
     ContextLogFilter,
     ContextThreadPoolExecutor,
     Dispatcher,
@@ -50,17 +58,22 @@ from toolctx import (
     ToolCall,
     ToolResult,
     bind_context,
+    current_context,
     execution_context,
     publish,
     session_to_dict,
     set_state,
     tool,
+    use_context,
 )
 from toolctx.exceptions import (
+    ArgumentError,
+    InvalidToolNameError,
     SchemaError,
     ScopeError,
     ToolArgumentsError,
     ToolctxError,
+    ToolDenied,
 )
 from toolctx.providers import mcp
 
@@ -70,6 +83,8 @@ SECRET = f"scope-secret-{uuid.uuid4().hex}"
 
 PROVIDERS = ("openai", "anthropic", "gemini", "mcp")
 JOIN_TIMEOUT = 30.0  # a bound on hangs, not a timing assertion
+TAGS: ContextKey[list[str]] = ContextKey("tests.test_security.tags", list[str])
+"""A typed value of a mutable type: stored as given, never copied."""
 
 
 @attrs.frozen
@@ -124,6 +139,10 @@ def host_context() -> ExecutionContext:
         state=host_state(),
         scope=Scope(),
     )
+
+
+def _nothing() -> None:
+    """Do nothing: the body of tools that only need a name."""
 
 
 def context_fields(ctx: ExecutionContext) -> dict[str, object]:
@@ -391,6 +410,109 @@ class TestModelCannotSetContext:
         [ctx] = seen
         assert context_fields(ctx) == context_fields(host)
 
+    @pytest.mark.parametrize(
+        ("name", "valid"),
+        [
+            ("note\n", False),
+            ("note ", False),
+            (" note", False),
+            ("note\x00", False),
+            ("NOTE", True),
+            ("not", True),
+        ],
+    )
+    def test_tool_names_are_matched_exactly(
+        self,
+        dispatcher: Dispatcher,
+        seen: list[ExecutionContext],
+        name: str,
+        valid: bool,
+    ) -> None:
+        """Only the exact registered name runs a tool; near misses are unknown.
+
+        Registration checks names whole, so no registered name can hold
+        a trailing newline or a space either.
+        """
+        result = dispatcher.dispatch(
+            ToolCall(name, '{"text": "hi"}'), host_context()
+        )
+        assert result.is_error
+        assert (result.error or "").startswith(f"Unknown tool {name!r}.")
+        assert seen == []
+        named = tool(name=name)
+        if valid:
+            assert named(_nothing).name == name
+        else:
+            with pytest.raises(InvalidToolNameError):
+                named(_nothing)
+
+    def test_plain_tools_get_context_named_arguments_as_arguments(
+        self,
+    ) -> None:
+        """A tool with execute(args) finds such keys in args, not its context."""
+        seen: list[tuple[dict[str, Any], dict[str, object]]] = []
+
+        class Plain:
+            """A plain tool that records its arguments and context."""
+
+            definition = tool(name="plain")(_nothing).definition
+
+            def execute(self, args: Mapping[str, Any]) -> str:
+                seen.append((dict(args), context_fields(execution_context())))
+                return "ok"
+
+        registry = Registry()
+        registry.register(Plain())
+        host = host_context()
+        forged = {"user_id": "root", "session_id": "s-other", "scope": "x"}
+        result = Dispatcher(registry).dispatch(
+            ToolCall("plain", json.dumps(forged)), host
+        )
+        assert result.output == "ok", result.error
+        [(args, fields)] = seen
+        assert args == forged
+        assert fields == context_fields(host)
+
+    @pytest.mark.parametrize("runner", ["dispatch", "adispatch"])
+    def test_interceptors_cannot_change_the_invocation_id(
+        self, seen: list[ExecutionContext], runner: str
+    ) -> None:
+        """A before that changes invocation_id is a host error; no tool runs."""
+        registry = Registry()
+
+        @registry.tool
+        def note(ctx: ExecutionContext) -> str:
+            """Record the context."""
+            seen.append(ctx)
+            return ctx.invocation_id
+
+        class Forger:
+            """An interceptor giving the call another invocation id."""
+
+            def before(
+                self, call: ToolCall, context: ExecutionContext
+            ) -> ExecutionContext:
+                return attrs.evolve(context, invocation_id="forged")
+
+            def after(
+                self,
+                call: ToolCall,
+                context: ExecutionContext,
+                result: ToolResult,
+            ) -> ToolResult:
+                return result
+
+        dispatcher = Dispatcher(registry, interceptors=[Forger()])
+        call = ToolCall("note", "{}")
+        run: Callable[[], object] = (
+            partial(dispatcher.dispatch, call)
+            if runner == "dispatch"
+            else partial(asyncio.run, dispatcher.adispatch(call))
+        )
+        with pytest.raises(ToolctxError, match="changed the invocation_id"):
+            run()
+        assert seen == []
+
 
 @dataclasses.dataclass
 class _Holder:
@@ -477,18 +599,66 @@ class TestScopeNeverRendered:
     """toolctx never puts the scope into text, data, logs or messages."""
 
     def test_context_renderings(self) -> None:
-        """repr, str, to_dict, JSON and derived contexts hide the scope."""
+        """repr, str, to_dict, JSON, pickle and derived contexts hide the scope.
+
+        The repr says only that a scope is set, not even its type; data
+        and pickles come back without one until the receiving side
+        attaches its own.
+        """
         ctx = host_context()
         derived = [
             ctx,
             ctx.child(agent_id="researcher"),
             ctx.with_metadata(extra="x"),
         ]
+        mine = Scope(token="the-receivers-own")
         for item in derived:
             assert item.scope is not None
             assert_no_secret(item, item.to_dict(), json.dumps(item.to_dict()))
+            assert "scope=<set>" in repr(item)
+            assert type(item.scope).__name__ not in repr(item)
             assert "scope" not in item.to_dict()
             assert ExecutionContext.from_dict(item.to_dict()).scope is None
+            attached = ExecutionContext.from_dict(item.to_dict(), scope=mine)
+            assert attached.scope is mine
+            data = pickle.dumps(item)
+            assert SECRET.encode() not in data
+            assert type(item.scope).__name__.encode() not in data
+            back = pickle.loads(data)
+            assert back == item
+            assert back.scope is None
+            assert attrs.evolve(back, scope=mine).scope is mine
+            assert copy.copy(item).scope is item.scope
+            assert copy.deepcopy(item).scope is item.scope
+
+    def test_a_pickled_call_context_cannot_write_to_the_call(self) -> None:
+        """An unpickled copy of a running call's context is not that call.
+
+        publish() and set_state() under it raise, and the call's result
+        keeps only what the call itself wrote.
+        """
+        registry = Registry()
+        pickles: list[bytes] = []
+
+        @registry.tool
+        def grab(ctx: ExecutionContext) -> str:
+            """Pickle the running call's context, then publish."""
+            pickles.append(pickle.dumps(ctx))
+            publish("mine", 1)
+            return "ok"
+
+        session = Session("s1", scope=Scope())
+        result = Dispatcher(registry).dispatch(ToolCall("grab"), session)
+        back = pickle.loads(pickles[0])
+        assert back.invocation_id == result.invocation_id
+        assert back.scope is None
+        with use_context(back):
+            for write in (publish, set_state):
+                with pytest.raises(ToolctxError, match="no dispatched call"):
+                    write("forged", 1)
+        assert dict(result.metadata) == {"mine": 1}
+        assert result.state_changes == {}
+        assert session.state == {}
 
     def test_dispatched_context_renderings(self) -> None:
         """The context a tool sees renders without its scope too."""
@@ -690,68 +860,235 @@ class TestScopeNeverRendered:
             )
 
 
-class TestKnownGaps:
-    """Gaps found while writing these tests; xfail until the library is fixed."""
+# -- what a tool returns ---------------------------------------------------------
 
-    def test_returned_context_hides_the_scope(self) -> None:
-        """A context returned by a tool is rendered without its scope."""
+
+class _PassThrough:
+    """An interceptor that changes nothing but the path: the general one."""
+
+    def before(
+        self, call: ToolCall, context: ExecutionContext
+    ) -> ExecutionContext:
+        return context
+
+    def after(
+        self, call: ToolCall, context: ExecutionContext, result: ToolResult
+    ) -> ToolResult:
+        return result
+
+
+HOST_ONLY_KINDS = ("context", "nested", "prior_results", "session")
+
+
+def _host_only(kind: str, ctx: ExecutionContext) -> Any:
+    """A host-only object of *kind*, made from *ctx* (or nested in data)."""
+    if kind == "context":
+        return ctx
+    if kind == "nested":
+        return {"sub": [ctx.child(agent_id="researcher")]}
+    if kind == "prior_results":
+        return list(ctx.prior_results)
+    return Session("s-returned", state={"token": SECRET}, scope=Scope())
+
+
+@tool
+def hand_over(kind: str, ctx: ExecutionContext) -> Any:
+    """Return a host-only object (a module-level tool: workers import it)."""
+    return _host_only(kind, ctx)
+
+
+@tool
+def hand_over_stream(kind: str, ctx: ExecutionContext) -> Iterator[Any]:
+    """Yield a chunk, then a host-only object."""
+    yield "first"
+    yield _host_only(kind, ctx)
+
+
+def _turn_template() -> ExecutionContext:
+    """The host's template, with an earlier result that published a secret."""
+    earlier = ToolResult(
+        name="ok", call_id="c0", output="fine", metadata={"billed": SECRET}
+    )
+    return attrs.evolve(host_context(), prior_results=(earlier,))
+
+
+def _returned(path: str, kind: str) -> ToolResult:
+    """The result of a call whose tool returns a *kind* object, via *path*."""
+    arguments = json.dumps({"kind": kind})
+    registry = Registry([hand_over, hand_over_stream])
+    name = "hand_over_stream" if path.endswith("stream") else "hand_over"
+    call = ToolCall(name, arguments, "c1")
+    if path.startswith("executor"):
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            remote = Dispatcher(registry, executor=pool)
+            return remote.dispatch(call, _turn_template())
+    interceptors = [_PassThrough()] if path == "intercepted" else []
+    dispatcher = Dispatcher(registry, interceptors=interceptors)
+    if path == "adispatch":
+        return asyncio.run(dispatcher.adispatch(call, _turn_template()))
+    if path == "stream":
+        last = list(dispatcher.stream(call, _turn_template()))[-1]
+        assert isinstance(last, ToolResult)
+        return last
+    return dispatcher.dispatch(call, _turn_template())
+
+
+class TestOutputIsChecked:
+    """What a tool returns becomes JSON data, and host-only objects never do."""
+
+    @pytest.mark.parametrize("kind", HOST_ONLY_KINDS)
+    @pytest.mark.parametrize(
+        "path",
+        [
+            "dispatch",
+            "intercepted",
+            "adispatch",
+            "stream",
+            "executor",
+            "executor_stream",
+        ],
+    )
+    def test_host_only_objects_are_never_output(
+        self, path: str, kind: str
+    ) -> None:
+        """A returned context, result or session is an error result.
+
+        Wherever it sits in the output, on every path: its scope, its
+        published metadata or its state can never reach the model.
+        """
+        result = _returned(path, kind)
+        assert result.is_error
+        assert "A tool may not return" in (result.error or "")
+        assert isinstance(result.exception, TypeError)
+        assert result.output in (None, ["first"])
+        assert_no_secret(result, result.error, *_renderings(result))
+
+    @pytest.mark.parametrize("detail", [True, False])
+    def test_what_has_no_json_form_reads_as_a_tool_failure(
+        self, detail: bool
+    ) -> None:
+        """Refused output is reported like an exception the tool raised."""
+        registry = Registry([hand_over])
+        dispatcher = Dispatcher(registry, include_exception_messages=detail)
+        result = dispatcher.dispatch(
+            ToolCall("hand_over", '{"kind": "context"}'), host_context()
+        )
+        error = result.error or ""
+        if detail:
+            assert error.startswith(
+                "Tool 'hand_over' failed: NotJSONError: A tool may not "
+                "return ExecutionContext objects"
+            )
+        else:
+            assert error == "Tool 'hand_over' failed."
+        assert_no_secret(error)
+
+    def test_a_returned_scope_is_not_refused(self) -> None:
+        """Why SECURITY.md warns: a tool that returns the scope sends it.
+
+        The scope here is an attrs class, so it has a JSON form (a dict of
+        its fields). Only code the host writes can prevent that.
+        """
         registry = Registry()
 
         @registry.tool
-        def spawn(ctx: ExecutionContext) -> ExecutionContext:
-            """Return a sub-agent context (e.g. for the host to use)."""
-            return ctx.child(agent_id="researcher")
+        def careless(ctx: ExecutionContext) -> Any:
+            """Return the scope itself (a tool bug)."""
+            return ctx.scope
 
         result = Dispatcher(registry).dispatch(
-            ToolCall("spawn", "{}", id="c1"), host_context()
+            ToolCall("careless"), host_context()
         )
-        assert_no_secret(result.output, *_renderings(result))
+        assert not result.is_error, result.error
+        assert result.output["token"] == SECRET
 
-    def test_returned_prior_results_hide_host_only_fields(self) -> None:
-        """Prior results returned by a tool do not show published metadata."""
+    @pytest.mark.parametrize("template", ["context", "session"])
+    def test_later_calls_cannot_change_earlier_results(
+        self, template: str
+    ) -> None:
+        """Earlier results reach later calls as read-only copies.
+
+        A call cannot rewrite the output, published metadata or state
+        changes the host renders and records for an earlier call.
+        """
         registry = _registry()
-
-        @registry.tool
-        def history(ctx: ExecutionContext) -> list[Any]:
-            """Return this turn's earlier results."""
-            return list(ctx.prior_results)
-
-        results = Dispatcher(registry).dispatch_all(
-            [ToolCall("ok", '{"text": "hi"}'), ToolCall("history", "{}")],
-            host_context(),
-        )
-        assert results[0].metadata == {"billed": 1}
-        assert "billed" not in json.dumps(results[1].output)
-
-    def test_later_calls_cannot_change_earlier_results(self) -> None:
-        """A call cannot rewrite the output of an earlier call of the turn."""
-        registry = _registry()
+        refused: list[type[BaseException]] = []
 
         @registry.tool
         def rewrite(ctx: ExecutionContext) -> None:
-            """Try to change what the model will be told about call one."""
-            with contextlib.suppress(TypeError, AttributeError):
-                ctx.prior_results[0].output["text"] = "forged"
+            """Try to change what the host has for call one."""
+            earlier: Any = ctx.prior_results[0]
+            for attempt in (
+                partial(operator.setitem, earlier.output, "text", "forged"),
+                partial(operator.setitem, earlier.metadata, "billed", 0),
+                partial(operator.setitem, earlier.state_changes, "k", "v"),
+            ):
+                try:
+                    attempt()
+                except (TypeError, AttributeError) as exc:
+                    refused.append(type(exc))
 
-        results = Dispatcher(registry).dispatch_all(
-            [ToolCall("ok", '{"text": "hi"}'), ToolCall("rewrite", "{}")],
-            host_context(),
+        context: ExecutionContext | Session = (
+            host_context()
+            if template == "context"
+            else Session("s1", user_id="ada")
         )
-        assert results[0].output == {"text": "hi", "user": "ada"}
+        first, _ = Dispatcher(registry).dispatch_all(
+            [ToolCall("ok", '{"text": "hi"}'), ToolCall("rewrite", "{}")],
+            context,
+        )
+        assert refused == [TypeError] * 3
+        assert first.output == {"text": "hi", "user": "ada"}
+        assert first.metadata == {"billed": 1}
+        assert first.state_changes == {"last": "hi"}
+
+
+# -- decoded arguments --------------------------------------------------------------
+
+
+def _taker() -> Registry:
+    """A tool that takes anything: only the data checks can refuse."""
+    registry = Registry()
+
+    @registry.tool
+    def take(x: Any) -> str:
+        """Take any value."""
+        return "taken"
+
+    return registry
+
+
+class TestDecodedArguments:
+    """Decoded arguments get the checks argument text gets, but the size."""
 
     @pytest.mark.parametrize(
         "value",
-        [float("nan"), float("inf"), "\ud800", [[[[[[[[[[1]]]]]]]]]]],
-        ids=["nan", "infinity", "surrogate", "deep"],
+        [
+            float("nan"),
+            float("inf"),
+            float("-inf"),
+            "\ud800",
+            {"key \udfff": 1},
+            [[[[[[[[[[1]]]]]]]]]],
+            10**4300,
+            -(10**4300),
+            {1: "not a string key"},
+        ],
+        ids=[
+            "nan",
+            "infinity",
+            "-infinity",
+            "surrogate",
+            "surrogate-key",
+            "deep",
+            "4301-digits",
+            "-4301-digits",
+            "int-key",
+        ],
     )
-    def test_limits_apply_to_decoded_arguments(self, value: object) -> None:
-        """Decoded arguments get the checks JSON text gets."""
-        registry = Registry()
-
-        @registry.tool
-        def take(x: float | str | list[Any]) -> None:
-            """Take a value."""
-
+    @pytest.mark.parametrize("runner", ["dispatch", "adispatch"])
+    def test_refused(self, value: object, runner: str) -> None:
+        """What argument text could not carry is refused as data too."""
         request = {
             "jsonrpc": "2.0",
             "id": 1,
@@ -759,8 +1096,184 @@ class TestKnownGaps:
             "params": {"name": "take", "arguments": {"x": value}},
         }
         [call] = mcp.parse_calls(request)
-        result = Dispatcher(registry, max_argument_depth=8).dispatch(call)
+        dispatcher = Dispatcher(_taker(), max_argument_depth=8)
+        if runner == "dispatch":
+            result = dispatcher.dispatch(call)
+        else:
+            result = asyncio.run(dispatcher.adispatch(call))
         assert result.is_error
+        assert "The arguments for tool 'take' are not valid JSON (" in (
+            result.error or ""
+        )
+
+    def test_the_largest_values_still_pass(self) -> None:
+        """4,300 digits, the depth limit itself and valid text are fine."""
+        dispatcher = Dispatcher(_taker(), max_argument_depth=8)
+        for value in (10**4299, [[[[[[[1]]]]]]], "\U0001f600 ok"):
+            result = dispatcher.dispatch(ToolCall("take", {"x": value}))
+            assert result.output == "taken", result.error
+
+    def test_the_size_limit_is_for_text(self) -> None:
+        """max_argument_size measures text; a decoded mapping is not measured.
+
+        Which is why SECURITY.md asks hosts to bound request sizes in
+        their HTTP layer.
+        """
+        dispatcher = Dispatcher(_taker(), max_argument_size=50)
+        arguments = {"x": "a" * 100}
+        decoded = dispatcher.dispatch(ToolCall("take", arguments))
+        text = dispatcher.dispatch(ToolCall("take", json.dumps(arguments)))
+        assert decoded.output == "taken", decoded.error
+        assert text.is_error
+        assert "are too large" in (text.error or "")
+
+
+# -- error messages -------------------------------------------------------------
+
+
+class TestErrorMessages:
+    """What the model reads for a failed call is a message toolctx built."""
+
+    def test_unknown_tool_lists_at_most_30_names(self) -> None:
+        """The first 30 registered names, then how many more there are."""
+        registry = Registry()
+        names = [f"t{i:02d}" for i in range(35)]
+        for name in names:
+            registry.register(tool(name=name)(_nothing))
+        result = Dispatcher(registry).dispatch(ToolCall("missing"))
+        assert result.error == (
+            "Unknown tool 'missing'. Available tools: "
+            + ", ".join(names[:30])
+            + " and 5 more. Call one of them by its exact name."
+        )
+
+    @pytest.mark.parametrize("detail", [True, False])
+    def test_what_the_model_reads_when_a_tool_raises(
+        self, detail: bool
+    ) -> None:
+        """A tool's own exception text only with the default; refusals always.
+
+        A ToolDenied reason and a ToolArgumentsError a tool raises are
+        messages for the model, shown whatever include_exception_messages
+        says; any other exception shows its type and message only with the
+        default True.
+        """
+        registry = Registry()
+
+        @registry.tool
+        def guarded() -> None:
+            """Refuse from inside the tool."""
+            msg = "ask the owner to share the folder"
+            raise ToolDenied(msg)
+
+        @registry.tool
+        def picky(n: int) -> None:
+            """Refuse an argument the schema allows."""
+            raise ToolArgumentsError([ArgumentError("n", "must be even")])
+
+        @registry.tool
+        def broken() -> None:
+            """Fail with an internal message."""
+            raise RuntimeError(SECRET)
+
+        dispatcher = Dispatcher(registry, include_exception_messages=detail)
+        denied = dispatcher.dispatch(ToolCall("guarded"))
+        invalid = dispatcher.dispatch(ToolCall("picky", '{"n": 3}'))
+        failed = dispatcher.dispatch(ToolCall("broken"))
+        assert denied.error == (
+            "Call to tool 'guarded' was denied: ask the owner to share the "
+            "folder"
+        )
+        assert invalid.error == (
+            "Invalid arguments for tool 'picky': n: must be even"
+        )
+        assert failed.error == (
+            f"Tool 'broken' failed: RuntimeError: {SECRET}"
+            if detail
+            else "Tool 'broken' failed."
+        )
+        assert isinstance(failed.exception, RuntimeError)
+
+
+# -- failing calls ---------------------------------------------------------------
+
+
+class _Halt(BaseException):
+    """Neither an Exception nor SystemExit: like KeyboardInterrupt."""
+
+
+class TestFailingCalls:
+    """Tool exceptions are results; only interrupt-like ones propagate."""
+
+    @pytest.mark.parametrize(
+        "exc_type", [KeyboardInterrupt, GeneratorExit, _Halt]
+    )
+    @pytest.mark.parametrize("runner", ["dispatch", "adispatch"])
+    def test_what_propagates(
+        self, exc_type: type[BaseException], runner: str
+    ) -> None:
+        """Interrupt-like exceptions propagate, leaving nothing bound.
+
+        SystemExit, by contrast, is an error result, and the dispatcher
+        serves the next call.
+        """
+        registry = Registry()
+
+        @registry.tool
+        def stop(kind: str) -> None:
+            """Raise what the test asks for."""
+            if kind == "exit":
+                raise SystemExit(2)
+            raise exc_type
+
+        dispatcher = Dispatcher(registry)
+
+        def run(call: ToolCall) -> ToolResult:
+            if runner == "dispatch":
+                return dispatcher.dispatch(call)
+            return asyncio.run(dispatcher.adispatch(call))
+
+        with pytest.raises(exc_type):
+            run(ToolCall("stop", '{"kind": "interrupt"}'))
+        assert current_context() is None
+        result = run(ToolCall("stop", '{"kind": "exit"}'))
+        assert result.error == "Tool 'stop' failed: SystemExit: 2"
+
+
+# -- timeouts -----------------------------------------------------------------------
+
+
+class TestTimeouts:
+    """Timeouts interrupt adispatch only, and not a sync tool run inline."""
+
+    def test_what_no_timeout_interrupts(self) -> None:
+        """dispatch() and an inline sync tool run to their end.
+
+        Past the timeout their tool declares; under adispatch, the async
+        tool with the same timeout is cut off.
+        """
+        registry = Registry()
+
+        @registry.tool(timeout=0.01)
+        async def nap() -> str:
+            """Sleep past the timeout."""
+            await asyncio.sleep(0.2)
+            return "woke"
+
+        @registry.tool(timeout=0.01, inline=True)
+        def busy() -> str:
+            """Block the event loop past the timeout."""
+            time.sleep(0.2)
+            return "done"
+
+        dispatcher = Dispatcher(registry)
+        assert dispatcher.dispatch(ToolCall("nap")).output == "woke"
+        assert dispatcher.dispatch(ToolCall("busy")).output == "done"
+        inline = asyncio.run(dispatcher.adispatch(ToolCall("busy")))
+        assert inline.output == "done", inline.error
+        cut = asyncio.run(dispatcher.adispatch(ToolCall("nap")))
+        assert cut.is_error
+        assert "timed out after 0.01 seconds" in (cut.error or "")
 
 
 # -- snapshots are read-only ---------------------------------------------------
@@ -890,6 +1403,44 @@ class TestReadOnlySnapshots:
         assert session.state == {"k": "original"}
         dispatcher.dispatch(ToolCall("change", {"fail": False}), session)
         assert session.state == {"k": "v"}
+
+    def test_what_is_not_copied(self) -> None:
+        """Typed values, other objects and written values are shared as given.
+
+        SECURITY.md lists them: a typed value, an object of another type
+        inside metadata (a bytearray) and the values passed to publish()
+        and set_state() are the very objects, not copies; only the next
+        snapshot of the session's state is a read-only copy.
+        """
+        registry = Registry()
+        seen: list[tuple[object, object]] = []
+        tags = ["a"]
+        buffer = bytearray(b"raw")
+        published = {"n": 1}
+        changed = ["x"]
+
+        @registry.tool
+        def share(ctx: ExecutionContext) -> None:
+            """Look at what the host passed; publish and change state."""
+            value = ctx.get(TAGS)
+            seen.append((value, ctx.metadata["buffer"]))
+            publish("p", published)
+            set_state("c", changed)
+
+        session = Session(
+            "s1", metadata={"buffer": buffer}, values={TAGS.name: tags}
+        )
+        result = Dispatcher(registry).dispatch(ToolCall("share"), session)
+        assert not result.is_error, result.error
+        [(seen_tags, seen_buffer)] = seen
+        assert seen_tags is tags
+        assert seen_buffer is buffer
+        assert result.metadata["p"] is published
+        assert result.state_changes["c"] is changed
+        assert session.state["c"] is changed
+        snapshot = session.context().state["c"]
+        assert snapshot is not changed
+        assert snapshot == ("x",)
 
 
 def _plain(value: Any) -> Any:
@@ -1154,8 +1705,14 @@ class TestThreadsStartedByTools:
             assert result.state_changes == {f"by-{tag}": tag}
         assert session.state == {f"by-t{i}": f"t{i}" for i in range(4)}
 
-    def test_writes_after_the_call_ended_raise(self) -> None:
-        """A bound thread that outlives its call cannot write any more."""
+    @pytest.mark.parametrize("runner", ["dispatch", "adispatch"])
+    def test_writes_after_the_call_ended_raise(self, runner: str) -> None:
+        """A bound thread that outlives its call cannot write any more.
+
+        Its publish() and set_state() raise ToolctxError, and neither the
+        built result nor the session changes: they keep exactly what the
+        call wrote in time.
+        """
         registry = Registry()
         release = threading.Event()
         errors: list[BaseException] = []
@@ -1163,22 +1720,37 @@ class TestThreadsStartedByTools:
 
         @registry.tool
         def linger() -> str:
-            """Leave a bound thread running past the end of the call."""
+            """Write in time, then leave a bound thread running."""
 
             def work() -> None:
                 release.wait(JOIN_TIMEOUT)
-                try:
-                    publish("late", 1)
-                except BaseException as exc:
-                    errors.append(exc)
+                for write in (publish, set_state):
+                    try:
+                        write("late", 1)
+                    except BaseException as exc:
+                        errors.append(exc)
                 finished.set()
 
+            publish("in_time", 1)
+            set_state("in_time", 1)
             threading.Thread(target=bind_context(work)).start()
             return "done"
 
-        result = Dispatcher(registry).dispatch(ToolCall("linger"))
+        dispatcher = Dispatcher(registry)
+        session = Session("s1")
+        if runner == "dispatch":
+            result = dispatcher.dispatch(ToolCall("linger"), session)
+        else:
+            result = asyncio.run(
+                dispatcher.adispatch(ToolCall("linger"), session)
+            )
         release.set()
         assert finished.wait(JOIN_TIMEOUT)
-        assert result.metadata == {}
-        assert len(errors) == 1
-        assert isinstance(errors[0], ToolctxError)
+        assert len(errors) == 2
+        for exc in errors:
+            assert isinstance(exc, ToolctxError)
+            assert "after tool call 'linger'" in str(exc)
+            assert "finished" in str(exc)
+        assert result.metadata == {"in_time": 1}
+        assert result.state_changes == {"in_time": 1}
+        assert session.state == {"in_time": 1}

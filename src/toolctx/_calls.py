@@ -32,7 +32,7 @@ from toolctx._records import ToolCall, ToolResult, new_result
 from toolctx._registry import ToolEntry
 from toolctx._session import Session
 from toolctx._strict_hooks import MAX_INT, MAX_INT_DIGITS
-from toolctx._text import exception_text, message_of
+from toolctx._text import bounded, exception_text, message_of
 from toolctx._tool import FunctionTool
 from toolctx.exceptions import ToolArgumentsError, ToolctxError, ToolDenied
 
@@ -442,19 +442,21 @@ def call_context(
 
 def unknown_tool(call: ToolCall, names: list[str]) -> Failure:
     """The failure for a name that is not registered."""
+    name = bounded(repr(call.name), 200)
     if not names:
-        return Failure(f"Unknown tool {call.name!r}. No tools are available.")
+        return Failure(f"Unknown tool {name}. No tools are available.")
     shown = ", ".join(names[:30])
     more = f" and {len(names) - 30} more" if len(names) > 30 else ""  # noqa: PLR2004
     return Failure(
-        f"Unknown tool {call.name!r}. Available tools: {shown}{more}. "
+        f"Unknown tool {name}. Available tools: {shown}{more}. "
         "Call one of them by its exact name."
     )
 
 
 def denied(call: ToolCall, exc: ToolDenied) -> Failure:
     """The failure for an interceptor's denial."""
-    return Failure(f"Call to tool {call.name!r} was denied: {exc.reason}", exc)
+    reason = bounded(exc.reason)
+    return Failure(f"Call to tool {call.name!r} was denied: {reason}", exc)
 
 
 def tool_failure(
@@ -691,9 +693,16 @@ def error_result(
 # -- awaiting --------------------------------------------------------------
 
 
-async def await_value(value: Awaitable[Any]) -> Any:
-    """Await *value* (lets ``asyncio.run`` take any awaitable)."""
-    return await value
+def run_to_end(value: Awaitable[Any]) -> Any:
+    """Run *value* on a private event loop (``asyncio.run``); its result.
+
+    The loop's main task never ends with the tool's exception: it is
+    carried out by :func:`captured` and raised here. (``asyncio.run`` in
+    the main thread reprs what the task raised while restoring its SIGINT
+    handler; an exception whose ``repr`` fails would leave that handler
+    installed and break every later ``asyncio.run`` of the process.)
+    """
+    return thread_result(asyncio.run(captured(value)))
 
 
 async def with_timeout(

@@ -329,13 +329,13 @@ class Dispatcher:
             value = fn(**args) if is_function else fn(args)
             if mode == SYNC:
                 if not is_function and inspect.isawaitable(value):
-                    value = asyncio.run(_calls.await_value(value))
+                    value = _calls.run_to_end(value)
             elif mode == ASYNC:
-                value = asyncio.run(_calls.await_value(value))
+                value = _calls.run_to_end(value)
             elif mode == STREAM:
                 value = _calls.collect(value)
             else:
-                value = asyncio.run(_calls.acollect(value))
+                value = _calls.run_to_end(_calls.acollect(value))
             return unstructure_output(value)
         except BaseException as exc:
             if _calls.propagates(exc, awaited=False):
@@ -696,7 +696,13 @@ class Dispatcher:
             )
             raise ToolctxError(msg)
         recorder = ctx._recorder  # noqa: SLF001
-        if new._recorder is not recorder:  # noqa: SLF001
+        if (
+            new._recorder is not recorder  # noqa: SLF001
+            or new.tool_name != call.name
+            or new.tool_call_id != call.id
+        ):
+            # The call's own fields are the dispatcher's, however the
+            # interceptor built the context.
             assert recorder is not None  # noqa: S101 - set by call_context
             new = derive_call_context(
                 new,

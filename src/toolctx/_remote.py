@@ -39,11 +39,11 @@ from toolctx._arguments import (
 from toolctx._calls import (
     Failure,
     acollect,
-    await_value,
     collect,
     invoke,
     prepare,
     propagates,
+    run_to_end,
     tool_failure,
     with_timeout,
 )
@@ -822,17 +822,17 @@ def _body(entry: ToolEntry, fn: Any, args: Any, call: RemoteCall) -> Any:
 
 def _run_async(value: Awaitable[Any], call: RemoteCall) -> Any:
     main = (
-        await_value(value)
+        value
         if call.timeout is None
         else with_timeout(value, call.timeout, call.tool_name)
     )
     if asyncio.events._get_running_loop() is None:  # noqa: SLF001
-        return asyncio.run(main)
+        return run_to_end(main)
     # A loop runs in this thread (an async host calling in-process), and
     # asyncio.run() cannot nest: finish in a helper thread that sees the
     # bound context.
     with ThreadPoolExecutor(1, thread_name_prefix="toolctx-remote") as pool:
-        return pool.submit(copy_context().run, asyncio.run, main).result()
+        return pool.submit(copy_context().run, run_to_end, main).result()
 
 
 def _with_scope_hint(
