@@ -6,6 +6,7 @@ from typing_extensions import assert_type
 
 from toolctx import (
     Dispatcher,
+    ExecutionContext,
     FunctionTool,
     Registry,
     ToolCall,
@@ -79,3 +80,13 @@ def use_stream() -> None:
 async def use_astream() -> None:
     async for item in dispatcher.astream(ToolCall("ping")):
         assert_type(item, ToolChunk | ToolResult)
+
+
+@tool
+def maybe_who(ctx: ExecutionContext | None = None) -> str:
+    """Say who is calling, if anyone."""
+    return "nobody" if ctx is None else str(ctx.user_id)
+
+
+assert_type(maybe_who(), str)
+assert_type(maybe_who(ExecutionContext(user_id="ada")), str)

@@ -410,3 +410,55 @@ def _merge(target: dict[str, str], new: dict[str, str]) -> None:
 def _join(parts: list[str]) -> str:
     """Join description lines with single spaces."""
     return " ".join(" ".join(parts).split())
+
+
+_TYPE_WORDS = {
+    "int": "int",
+    "integer": "int",
+    "str": "str",
+    "string": "str",
+    "text": "str",
+    "float": "float",
+    "number": "float",
+    "double": "float",
+    "bool": "bool",
+    "boolean": "bool",
+    "list": "list",
+    "array": "list",
+    "sequence": "list",
+    "dict": "dict",
+    "mapping": "dict",
+    "object": "dict",
+}
+_TYPE_EXPRESSION = re.compile(r"[A-Za-z_][\w.]*(\[[\w\s.,|\[\]]*\])?")
+
+
+def documented_type(doc: str | None, name: str) -> str | None:
+    """The annotation a docstring implies for parameter *name*, or None.
+
+    Reads ``name (integer): ...`` (Google), ``name : int`` (NumPy) and
+    ``:type name: int`` or ``:param int name:`` (reST); a word such as
+    ``integer`` or ``string`` maps to its Python type, and a type
+    expression (``list[int]``) is kept as written.
+    """
+    if not doc:
+        return None
+    word = re.escape(name)
+    patterns = (
+        rf"^\s*\*{{0,2}}{word}\s*\(([^)]*)\)\s*:",
+        rf"^\s*\*{{0,2}}{word}\s+:\s*(\S[^\n]*?)\s*$",
+        rf"^\s*:type\s+{word}\s*:\s*(\S[^\n]*?)\s*$",
+        rf"^\s*:param\s+(\S[^:]*?)\s+{word}\s*:",
+    )
+    for pattern in patterns:
+        match = re.search(pattern, doc, re.MULTILINE)
+        if match is None:
+            continue
+        text = match.group(1).split(",")[0].strip()
+        text = text.removesuffix(" optional").strip()
+        mapped = _TYPE_WORDS.get(text.lower())
+        if mapped is not None:
+            return mapped
+        if _TYPE_EXPRESSION.fullmatch(text):
+            return text
+    return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import types
 import typing
 
 from collections.abc import Callable, Iterable, Mapping
@@ -124,8 +125,17 @@ class FunctionTool(Generic[P, R]):
         self.description = (
             description if description is not None else doc.summary
         )
-        params, ctx_params = _parameters(fn, owner, doc.params)
+        params, ctx_params = _parameters(
+            fn,
+            owner,
+            doc.params,
+            raw_doc if isinstance(raw_doc, str) else None,
+        )
         self.context_parameters = ctx_params
+        hints = typing.get_type_hints(fn) if ctx_params else {}
+        self._context_optional = all(
+            _admits_none(hints[name]) for name in ctx_params
+        )
         self._params = tuple(params)
         self._definition = ToolDefinition(
             name=self.name,
@@ -179,7 +189,7 @@ class FunctionTool(Generic[P, R]):
         kwargs = self.structure_arguments(args)
         if self.context_parameters:
             ctx = get_current()
-            if ctx is None:
+            if ctx is None and not self._context_optional:
                 raise NoExecutionContextError
             for pname in self.context_parameters:
                 kwargs[pname] = ctx
@@ -196,15 +206,60 @@ async def _unstructure_later(awaitable: Any) -> Any:
 
 
 def _is_context_hint(hint: object) -> bool:
+    """``ExecutionContext``, ``ExecutionContext | None``, ``Annotated``."""
     if hint is ExecutionContext:
         return True
-    if typing.get_origin(hint) is typing.Annotated:
-        return typing.get_args(hint)[0] is ExecutionContext
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        return _is_context_hint(typing.get_args(hint)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        members = [a for a in typing.get_args(hint) if a is not type(None)]
+        return len(members) == 1 and _is_context_hint(members[0])
     return False
 
 
+def _admits_none(hint: object) -> bool:
+    """Whether ``None`` is a value of *hint* (unknown forms: assume so)."""
+    if hint is None or hint is type(None) or hint is Any or hint is object:
+        return True
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        return _admits_none(typing.get_args(hint)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_admits_none(a) for a in typing.get_args(hint))
+    if origin is typing.Literal:
+        return None in typing.get_args(hint)
+    value = getattr(hint, "__value__", None)  # PEP 695 alias
+    if value is not None:
+        return _admits_none(value)
+    supertype = getattr(hint, "__supertype__", None)  # NewType
+    if supertype is not None:
+        return _admits_none(supertype)
+    return not isinstance(hint, type) and origin is None
+
+
+def _missing_annotation(owner: str, name: str, doc: str | None) -> str:
+    """The message for a parameter without a type annotation."""
+    from toolctx._docstrings import documented_type
+
+    documented = documented_type(doc, name)
+    head = (
+        f"Cannot build a schema for parameter {name!r} of {owner}: it has "
+        "no type annotation."
+    )
+    if documented is None:
+        return f"{head} Annotate it, e.g. `{name}: str`."
+    return (
+        f"{head} The docstring gives its type: annotate it "
+        f"`{name}: {documented}`."
+    )
+
+
 def _parameters(
-    fn: Callable[..., Any], owner: str, docs: Mapping[str, str]
+    fn: Callable[..., Any],
+    owner: str,
+    docs: Mapping[str, str],
+    raw_doc: str | None = None,
 ) -> tuple[list[Param], tuple[str, ...]]:
     try:
         sig = inspect.signature(fn)
@@ -236,17 +291,22 @@ def _parameters(
             )
             raise SchemaError(msg, function=owner, parameter=p.name)
         if p.name not in hints:
-            msg = (
-                f"Cannot build a schema for parameter {p.name!r} of {owner}: "
-                "it has no type annotation. Annotate it, e.g. "
-                f"`{p.name}: str`."
-            )
+            msg = _missing_annotation(owner, p.name, raw_doc)
             raise SchemaError(msg, function=owner, parameter=p.name)
         hint = hints[p.name]
         if _is_context_hint(hint):
             ctx_params.append(p.name)
             continue
         default = MISSING if p.default is p.empty else p.default
+        if default is None and not _admits_none(hint):
+            shown = getattr(hint, "__name__", None) or repr(hint)
+            msg = (
+                f"Parameter {p.name!r} of {owner} defaults to None, but its "
+                f"type {shown} does not admit None. Write "
+                f"`{p.name}: {shown} | None = None`, or give it a default "
+                "of its own type."
+            )
+            raise SchemaError(msg, function=owner, parameter=p.name)
         params.append(Param(p.name, hint, default, docs.get(p.name)))
     return params, tuple(ctx_params)
 

@@ -1,0 +1,120 @@
+"""How a tool function's parameters become its schema, or a clear error."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolctx import (
+    Dispatcher,
+    ExecutionContext,
+    Registry,
+    SchemaError,
+    ToolCall,
+    tool,
+)
+
+
+class TestOptionalContextParameter:
+    """``ctx: ExecutionContext | None = None`` is injected too."""
+
+    def test_injected_and_not_in_the_schema(self) -> None:
+        """The dispatcher passes the call's context; the model sees none."""
+        registry = Registry()
+
+        @registry.tool
+        def who(ctx: ExecutionContext | None = None) -> str | None:
+            """Say who is calling."""
+            return None if ctx is None else ctx.user_id
+
+        assert who.definition().parameters["properties"] == {}
+        template = ExecutionContext(user_id="ada")
+        result = Dispatcher(registry).dispatch(ToolCall("who", "{}"), template)
+        assert result.output == "ada"
+
+    def test_direct_execute_without_a_context_gets_none(self) -> None:
+        """Outside a call, an optional context parameter is None."""
+
+        @tool
+        def who(ctx: ExecutionContext | None = None) -> str:
+            """Say who is calling."""
+            return "nobody" if ctx is None else str(ctx.user_id)
+
+        assert who.execute({}) == "nobody"
+        assert who() == "nobody"
+
+
+class TestNoneDefaults:
+    """``x: T = None`` must say ``T | None``."""
+
+    def test_refused_with_the_fix(self) -> None:
+        """The message names the parameter and the annotation to write."""
+        namespace: dict[str, object] = {}
+        exec("def f(x: int = None) -> int: return 1", namespace)  # noqa: S102
+        with pytest.raises(SchemaError) as info:
+            tool(namespace["f"])  # type: ignore[arg-type]
+
+        assert info.value.parameter == "x"
+        assert "Write `x: int | None = None`" in str(info.value)
+
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "def f(x: int | None = None) -> int: return 1",
+            "def f(x: Optional[int] = None) -> int: return 1",
+            "def f(x: Any = None) -> int: return 1",
+            "def f(x: Literal['a', None] = None) -> int: return 1",
+            "def f(x: Annotated[int | None, 'n'] = None) -> int: return 1",
+        ],
+    )
+    def test_types_that_admit_none_are_fine(self, source: str) -> None:
+        """Optional, Any, a Literal with None: None is a valid default."""
+        namespace: dict[str, object] = {}
+        exec(  # noqa: S102 - one signature per case
+            "from typing import Annotated, Any, Literal, Optional\n" + source,
+            namespace,
+        )
+        made = tool(namespace["f"])  # type: ignore[arg-type]
+        assert "x" not in made.definition().parameters.get("required", [])
+
+
+class TestMissingAnnotations:
+    """A missing annotation is an error that suggests the right type."""
+
+    @pytest.mark.parametrize(
+        ("doc", "suggested"),
+        [
+            ("Do.\n\n    Args:\n        n (integer): How many.\n", "int"),
+            (
+                (
+                    "Do.\n\n    Parameters\n    ----------\n"
+                    "    n : list[int]\n        How many.\n"
+                ),
+                "list[int]",
+            ),
+            ("Do.\n\n    :param n: How many.\n    :type n: float\n", "float"),
+            ("Do.\n\n    :param str n: How many.\n", "str"),
+        ],
+        ids=["google", "numpy", "rest-type", "rest-param"],
+    )
+    def test_the_docstring_type_is_suggested(
+        self, doc: str, suggested: str
+    ) -> None:
+        """``n (integer)`` in the docstring suggests ``n: int``."""
+
+        def f(n):  # type: ignore[no-untyped-def]
+            return n
+
+        f.__doc__ = doc
+        with pytest.raises(SchemaError) as info:
+            tool(f)
+        assert f"annotate it `n: {suggested}`" in str(info.value)
+
+    def test_without_a_documented_type_str_is_the_example(self) -> None:
+        """Nothing to go on: the message shows the form to write."""
+
+        def f(n):  # type: ignore[no-untyped-def]
+            """Do."""
+            return n
+
+        with pytest.raises(SchemaError, match=r"Annotate it, e\.g\. `n: str`"):
+            tool(f)
