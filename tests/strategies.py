@@ -373,22 +373,17 @@ def signatures(
     )
 
 
-def build_function(
-    signature: Signature, capture: Callable[[dict[str, Any]], None]
-) -> Callable[..., None]:
-    """Return a real function with *signature* that passes its arguments on.
+def parameter_list(signature: Signature, namespace: dict[str, Any]) -> str:
+    """The parameter list source of *signature*, e.g. ``a: T0, *, b: T1``.
 
-    The function is made by ``exec`` of its source text; every annotation
-    is a name (``T0``, ``T1``...) bound in the function's globals, so
-    ``typing.get_type_hints`` resolves them as it would module-level
-    classes. The body calls ``capture(locals())``.
+    Every annotation is a name (``T0``, ``T1``...) bound in *namespace*
+    (the function's globals), so ``typing.get_type_hints`` resolves them
+    as it would module-level classes; optional parameters default to
+    ``_DEFAULT`` and the context parameter is ``_Context``, both bound
+    here too.
     """
-    namespace: dict[str, Any] = {
-        "__name__": "toolctx_generated",
-        "_capture": capture,
-        "_DEFAULT": DEFAULT,
-        "_Context": ExecutionContext,
-    }
+    namespace["_DEFAULT"] = DEFAULT
+    namespace["_Context"] = ExecutionContext
     positional: list[str] = []
     keyword_only: list[str] = []
     for i, p in enumerate(signature.parameters):
@@ -405,8 +400,23 @@ def build_function(
                 signature.context_index % (len(required) + 1), text
             )
     params = positional + (["*", *keyword_only] if keyword_only else [])
+    return ", ".join(params)
+
+
+def build_function(
+    signature: Signature, capture: Callable[[dict[str, Any]], None]
+) -> Callable[..., None]:
+    """Return a real function with *signature* that passes its arguments on.
+
+    The function is made by ``exec`` of its source text (parameters from
+    :func:`parameter_list`). The body calls ``capture(locals())``.
+    """
+    namespace: dict[str, Any] = {
+        "__name__": "toolctx_generated",
+        "_capture": capture,
+    }
     source = (
-        f"def {TOOL_NAME}({', '.join(params)}) -> None:\n"
+        f"def {TOOL_NAME}({parameter_list(signature, namespace)}) -> None:\n"
         "    _capture(dict(locals()))\n"
     )
     exec(source, namespace)  # noqa: S102 - our own generated source

@@ -76,6 +76,7 @@ from strategies import (
     Signature,
     from_schema,
     mutate,
+    parameter_list,
     signatures,
 )
 from toolctx import (
@@ -1031,35 +1032,18 @@ def generated_function(
 ) -> Callable[..., Any]:
     """A function of *kind* with *signature* whose body does *behaviour*.
 
-    Parameters are laid out exactly as ``strategies.build_function`` lays
-    them out; only the body differs (it may be async or a generator).
+    Parameters are laid out by ``strategies.parameter_list``, as for
+    ``strategies.build_function``; only the body differs (it may be async
+    or a generator).
     """
     namespace: dict[str, Any] = {
         "__name__": "paths_generated",
         "Any": Any,
-        "_Context": ExecutionContext,
-        "_DEFAULT": DEFAULT,
         "_pt": pt,
         "_b": behaviour,
         "_received": _received,
     }
-    positional: list[str] = []
-    keyword_only: list[str] = []
-    for i, p in enumerate(signature.parameters):
-        namespace[f"T{i}"] = p.annotation
-        text = f"{p.name}: T{i}" + ("" if p.required else " = _DEFAULT")
-        (keyword_only if p.kw_only else positional).append(text)
-    if signature.context_parameter is not None:
-        text = f"{signature.context_parameter}: _Context"
-        required = [t for t in positional if "=" not in t]
-        if signature.context_index % 2:
-            keyword_only.insert(0, text)
-        else:
-            positional.insert(
-                signature.context_index % (len(required) + 1), text
-            )
-    params = positional + (["*", *keyword_only] if keyword_only else [])
-    sig = f"generated({', '.join(params)})"
+    sig = f"generated({parameter_list(signature, namespace)})"
     exec(_BODIES[kind].format(sig=sig), namespace)  # noqa: S102 - our source
     return namespace["generated"]  # type: ignore[no-any-return]
 
