@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from doubles import PassThrough
 from toolctx import (
     Dispatcher,
     ExecutionContext,
@@ -657,20 +658,6 @@ class TestAsyncDispatch:
         assert "timed out" in (result.error or "")
 
 
-class _PassThrough:
-    """An interceptor that changes nothing (forces the general path)."""
-
-    def before(
-        self, call: ToolCall, context: ExecutionContext
-    ) -> ExecutionContext:
-        return context
-
-    def after(
-        self, call: ToolCall, context: ExecutionContext, result: ToolResult
-    ) -> ToolResult:
-        return result
-
-
 class TestFastPathAgreement:
     """The inlined fast path and the general path give the same results."""
 
@@ -708,7 +695,7 @@ class TestFastPathAgreement:
     def test_same_outcome(self, text: str) -> None:
         """Every argument text yields the same output or error either way."""
         fast = Dispatcher(FAST_REGISTRY)
-        general = Dispatcher(FAST_REGISTRY, interceptors=[_PassThrough()])
+        general = Dispatcher(FAST_REGISTRY, interceptors=[PassThrough()])
         a = fast.dispatch(ToolCall("add", text, "c"))
         b = general.dispatch(ToolCall("add", text, "c"))
         assert (a.is_error, a.error, a.output) == (

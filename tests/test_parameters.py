@@ -118,3 +118,23 @@ class TestMissingAnnotations:
 
         with pytest.raises(SchemaError, match=r"Annotate it, e\.g\. `n: str`"):
             tool(f)
+
+
+class TestOptionalContextIsNeverAnArgument:
+    """The model cannot fill an optional context parameter."""
+
+    def test_an_argument_with_its_name_is_unexpected(self) -> None:
+        """``{"ctx": ...}`` is refused like any unknown argument."""
+        registry = Registry()
+
+        @registry.tool
+        def who(ctx: ExecutionContext | None = None) -> str:
+            """Say who is calling."""
+            return "nobody" if ctx is None else str(ctx.user_id)
+
+        result = Dispatcher(registry).dispatch(
+            ToolCall("who", '{"ctx": {"user_id": "root"}}')
+        )
+        assert result.is_error
+        assert result.error is not None
+        assert "ctx: unexpected argument" in result.error

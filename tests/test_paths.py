@@ -69,6 +69,7 @@ from hypothesis import strategies as st
 
 import paths_tools as pt
 
+from doubles import PassThrough
 from strategies import (
     DEFAULT,
     JSON_VALUES,
@@ -171,22 +172,6 @@ REMOTE_PATHS = tuple(
 """Every method through the process pool (``inline`` does not apply);
 interceptors and templates run in this process whatever the executor, so
 two of their combinations suffice there."""
-
-
-class PassThrough:
-    """An interceptor that changes nothing."""
-
-    def before(
-        self, call: ToolCall, context: ExecutionContext
-    ) -> ExecutionContext:
-        """Let the call run with its context."""
-        return context
-
-    def after(
-        self, call: ToolCall, context: ExecutionContext, result: ToolResult
-    ) -> ToolResult:
-        """Hand the result back unchanged."""
-        return result
 
 
 def _template(kind: str) -> ExecutionContext | Session:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from doubles import PassThrough
 from toolctx import (
     AuditLog,
     Dispatcher,
@@ -40,24 +41,6 @@ from toolctx.providers import anthropic, openai
 
 
 BOUND = 10.0  # seconds before a call that should return is called a hang
-
-
-class PassThrough:
-    """An interceptor that changes nothing but the path: the general one."""
-
-    def __init__(self) -> None:
-        self.after_calls: list[ToolResult] = []
-
-    def before(
-        self, call: ToolCall, context: ExecutionContext
-    ) -> ExecutionContext:
-        return context
-
-    def after(
-        self, call: ToolCall, context: ExecutionContext, result: ToolResult
-    ) -> ToolResult:
-        self.after_calls.append(result)
-        return result
 
 
 Runner = Callable[[Dispatcher, ToolCall, Any], ToolResult]

@@ -38,6 +38,7 @@ import pytest
 
 from typing_extensions import TypedDict
 
+from doubles import PassThrough
 from toolctx import (
     AuditLog,
     AuditRecord,
@@ -360,7 +361,6 @@ class TestModelCannotSetContext:
     @pytest.mark.parametrize(
         "annotation",
         [
-            "ExecutionContext | None",
             "list[ExecutionContext]",
             "dict[str, ExecutionContext]",
             "Holder",
@@ -863,20 +863,6 @@ class TestScopeNeverRendered:
 # -- what a tool returns ---------------------------------------------------------
 
 
-class _PassThrough:
-    """An interceptor that changes nothing but the path: the general one."""
-
-    def before(
-        self, call: ToolCall, context: ExecutionContext
-    ) -> ExecutionContext:
-        return context
-
-    def after(
-        self, call: ToolCall, context: ExecutionContext, result: ToolResult
-    ) -> ToolResult:
-        return result
-
-
 HOST_ONLY_KINDS = ("context", "nested", "prior_results", "session")
 
 
@@ -922,7 +908,7 @@ def _returned(path: str, kind: str) -> ToolResult:
         with ThreadPoolExecutor(max_workers=1) as pool:
             remote = Dispatcher(registry, executor=pool)
             return remote.dispatch(call, _turn_template())
-    interceptors = [_PassThrough()] if path == "intercepted" else []
+    interceptors = [PassThrough()] if path == "intercepted" else []
     dispatcher = Dispatcher(registry, interceptors=interceptors)
     if path == "adispatch":
         return asyncio.run(dispatcher.adispatch(call, _turn_template()))

@@ -337,9 +337,7 @@ class Dispatcher:
             else:
                 value = _calls.run_to_end(_calls.acollect(value))
             return unstructure_output(value)
-        except BaseException as exc:
-            if _calls.propagates(exc, awaited=False):
-                raise
+        except BaseException as exc:  # noqa: BLE001 - _failure re-raises
             raise self._failure(call, exc) from None
         finally:
             reset_current(token)
@@ -463,10 +461,8 @@ class Dispatcher:
         try:
             value = await self._aexecute(entry, fn, args, timeout, call)
             return unstructure_output(value)
-        except BaseException as exc:
-            if _calls.propagates(exc, awaited=True):
-                raise
-            raise self._failure(call, exc) from None
+        except BaseException as exc:  # noqa: BLE001 - _failure re-raises
+            raise self._failure(call, exc, awaited=True) from None
         finally:
             reset_current(token)
 
@@ -631,7 +627,17 @@ class Dispatcher:
             raise _calls.unknown_tool(call, list(self.registry))
         return entry
 
-    def _failure(self, call: ToolCall, exc: BaseException) -> Failure:
+    def _failure(
+        self, call: ToolCall, exc: BaseException, *, awaited: bool = False
+    ) -> Failure:
+        """The failure for what a tool body raised, as the model reads it.
+
+        Re-raises *exc* instead when it must propagate (see
+        :func:`toolctx._calls.propagates`; *awaited*: it came out of an
+        ``await``, so it may be the caller's own cancellation).
+        """
+        if _calls.propagates(exc, awaited=awaited):
+            raise exc
         return _calls.tool_failure(
             call, exc, detail=self.include_exception_messages
         )

@@ -129,9 +129,7 @@ def dispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
         token = set_current(ctx)
         try:
             output = unstructure_output(ft.fn(**kwargs))
-        except BaseException as exc:
-            if _calls.propagates(exc, awaited=False):
-                raise
+        except BaseException as exc:  # noqa: BLE001 - _failure re-raises
             raise dispatcher._failure(call, exc) from None  # noqa: SLF001
         finally:
             reset_current(token)
@@ -159,10 +157,8 @@ async def adispatch_flat(  # noqa: PLR0917 - hot path, positional on purpose
             output = unstructure_output(
                 await _calls.await_tool(ft.fn(**kwargs))
             )
-        except BaseException as exc:
-            if _calls.propagates(exc, awaited=True):
-                raise
-            raise dispatcher._failure(call, exc) from None  # noqa: SLF001
+        except BaseException as exc:  # noqa: BLE001 - _failure re-raises
+            raise dispatcher._failure(call, exc, awaited=True) from None  # noqa: SLF001
         finally:
             reset_current(token)
     except Failure as failure:

@@ -127,9 +127,7 @@ def _start(
     token = set_current(ctx)
     try:
         return _calls.invoke(entry, fn, args)
-    except BaseException as exc:
-        if _calls.propagates(exc, awaited=False):
-            raise
+    except BaseException as exc:  # noqa: BLE001 - _failure re-raises
         raise dispatcher._failure(call, exc) from None  # noqa: SLF001
     finally:
         reset_current(token)
@@ -145,9 +143,7 @@ def _chunk(
     """Record *item* as the next chunk (JSON-safe) and return it."""
     try:
         data = unstructure_output(item)
-    except BaseException as exc:
-        if _calls.propagates(exc, awaited=False):
-            raise
+    except BaseException as exc:  # noqa: BLE001 - _failure re-raises
         raise dispatcher._failure(call, exc) from None  # noqa: SLF001
     chunks = state.chunks
     chunk = ToolChunk(
@@ -289,10 +285,8 @@ def _sync_next(
             return loop.run_until_complete(gen.__anext__())
         except StopAsyncIteration:
             return _DONE
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 - _failure re-raises
         # Not at an await of the consumer's: a CancelledError is the tool's.
-        if _calls.propagates(exc, awaited=False):
-            raise
         raise dispatcher._failure(call, exc) from None  # noqa: SLF001
     finally:
         reset_current(token)
@@ -314,9 +308,7 @@ def _close_sync(
             gen.close()
         else:
             loop.run_until_complete(gen.aclose())
-    except BaseException as exc:
-        if _calls.propagates(exc, awaited=False):
-            raise
+    except BaseException as exc:  # noqa: BLE001 - _failure re-raises
         return dispatcher._failure(call, exc)  # noqa: SLF001
     finally:
         reset_current(token)
@@ -419,10 +411,8 @@ async def _async_next(
         return await _calls.await_tool(gen.__anext__())
     except StopAsyncIteration:
         return _DONE
-    except BaseException as exc:
-        if _calls.propagates(exc, awaited=True):
-            raise
-        raise dispatcher._failure(call, exc) from None  # noqa: SLF001
+    except BaseException as exc:  # noqa: BLE001 - _failure re-raises
+        raise dispatcher._failure(call, exc, awaited=True) from None  # noqa: SLF001
     finally:
         reset_current(token)
 
@@ -442,10 +432,8 @@ def _thread_value(
     """The value of a worker-thread step; what the tool raised, a failure."""
     try:
         return _calls.thread_result(outcome)
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 - _failure re-raises
         # Raised by the tool in the thread: never the consumer's own.
-        if _calls.propagates(exc, awaited=False):
-            raise
         raise dispatcher._failure(call, exc) from None  # noqa: SLF001
 
 
@@ -493,10 +481,8 @@ async def _close_async(
         token = set_current(ctx)
         try:
             await _calls.await_tool(gen.aclose())
-        except BaseException as exc:
-            if _calls.propagates(exc, awaited=True):
-                raise
-            return dispatcher._failure(call, exc)  # noqa: SLF001
+        except BaseException as exc:  # noqa: BLE001 - _failure re-raises
+            return dispatcher._failure(call, exc, awaited=True)  # noqa: SLF001
         finally:
             reset_current(token)
         return None
