@@ -196,11 +196,8 @@ class Rig:
 
         @registry.tool
         async def cancel_me() -> None:
-            """Cancel the task that awaits this call."""
-            task = asyncio.current_task()
-            assert task is not None
-            task.cancel()
-            await asyncio.sleep(0)
+            """Wait until the caller is cancelled."""
+            await asyncio.Event().wait()
 
     # -- reading the exporter ---------------------------------------------
 
@@ -806,8 +803,13 @@ class TestRestore:
 
         async def main() -> bool:
             before = otel_context.get_current()
+            task = asyncio.ensure_future(
+                rig.dispatcher.adispatch(ToolCall("cancel_me"))
+            )
+            await asyncio.sleep(0.05)
+            task.cancel()
             with pytest.raises(asyncio.CancelledError):
-                await rig.dispatcher.adispatch(ToolCall("cancel_me"))
+                await task
             return otel_context.get_current() is before
 
         assert asyncio.run(main())
