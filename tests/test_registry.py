@@ -313,3 +313,15 @@ class TestFingerprint:
             "lookup",
         ]
         assert len(fingerprint) == 64
+
+
+def test_unknown_tool_error_is_bounded() -> None:
+    """A long list of tools and a long asked-for name stay short."""
+    registry = Registry()
+    for i in range(40):
+        registry.register(tool(lambda: None, name=f"t{i}"))
+    with pytest.raises(UnknownToolError) as info:
+        registry["x" * 10_000]
+    message = str(info.value)
+    assert len(message) < 700
+    assert message.endswith("'t29' and 10 more.")

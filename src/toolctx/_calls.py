@@ -34,7 +34,12 @@ from toolctx._session import Session
 from toolctx._strict_hooks import MAX_INT, MAX_INT_DIGITS
 from toolctx._text import bounded, exception_text, message_of
 from toolctx._tool import FunctionTool
-from toolctx.exceptions import ToolArgumentsError, ToolctxError, ToolDenied
+from toolctx.exceptions import (
+    MAX_LISTED_TOOLS,
+    ToolArgumentsError,
+    ToolctxError,
+    ToolDenied,
+)
 
 
 NO_CHANGES: Mapping[str, Any] = freeze_mapping({}, "ToolResult.state_changes")
@@ -445,10 +450,11 @@ def unknown_tool(call: ToolCall, names: list[str]) -> Failure:
     name = bounded(repr(call.name), 200)
     if not names:
         return Failure(f"Unknown tool {name}. No tools are available.")
-    shown = ", ".join(names[:30])
-    more = f" and {len(names) - 30} more" if len(names) > 30 else ""  # noqa: PLR2004
+    shown = ", ".join(names[:MAX_LISTED_TOOLS])
+    more = len(names) - MAX_LISTED_TOOLS
+    more_text = f" and {more} more" if more > 0 else ""
     return Failure(
-        f"Unknown tool {name}. Available tools: {shown}{more}. "
+        f"Unknown tool {name}. Available tools: {shown}{more_text}. "
         "Call one of them by its exact name."
     )
 

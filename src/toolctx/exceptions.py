@@ -149,6 +149,10 @@ class DuplicateToolError(ToolctxError, ValueError):
         )
 
 
+MAX_LISTED_TOOLS = 30
+"""Most tool names an unknown-tool message lists."""
+
+
 class UnknownToolError(ToolctxError, KeyError):
     """No tool with this name is registered.
 
@@ -161,12 +165,14 @@ class UnknownToolError(ToolctxError, KeyError):
     def __init__(self, name: str, available: Sequence[str] = ()) -> None:
         self.name = name
         self.available = tuple(available)
-        shown = ", ".join(repr(n) for n in self.available[:20])
-        more = " ..." if len(self.available) > 20 else ""  # noqa: PLR2004
+        listed = self.available[:MAX_LISTED_TOOLS]
+        shown = ", ".join(repr(n) for n in listed)
+        more = len(self.available) - len(listed)
+        more_text = f" and {more} more" if more else ""
         super().__init__(
-            f"No tool named {name!r} is registered. "
+            f"No tool named {bounded(repr(name), 200)} is registered. "
             + (
-                f"Registered tools: {shown}{more}."
+                f"Registered tools: {shown}{more_text}."
                 if self.available
                 else "The registry is empty."
             )
