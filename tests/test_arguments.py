@@ -34,8 +34,7 @@ from toolctx._arguments import (
 )
 from toolctx._keys import MISSING
 from toolctx._params import Param
-from toolctx._schema import is_hashable_type, parameters_schema
-from toolctx._strict_hooks import hashable_type
+from toolctx._types.schema import parameters_schema
 from toolctx.exceptions import SchemaError, ToolArgumentsError
 
 
@@ -571,22 +570,6 @@ class TestSets:
         """``set[list[int]]`` cannot exist, so it is refused at build time."""
         with pytest.raises(SchemaError):
             make(x=set[list[int]])
-
-    def test_hashable_items_match_the_schema(self) -> None:
-        """The validator and the schema agree on hashable item types."""
-        for tp in (
-            int,
-            Point,
-            Item,
-            list[int],
-            tuple[int, str],
-            frozenset[int],
-            set[int],
-            Color | None,
-            Any,
-            Options,
-        ):
-            assert hashable_type(tp) is is_hashable_type(tp), tp
 
 
 class TestMappings:

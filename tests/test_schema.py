@@ -1,4 +1,4 @@
-"""Tests for toolctx._schema: JSON Schema for tool parameters.
+"""Tests for toolctx._types.schema: JSON Schema for tool parameters.
 
 This module uses postponed annotations on purpose: the fields of the
 classes below are strings that the schema builder must resolve itself.
@@ -30,13 +30,9 @@ from jsonschema import Draft202012Validator
 
 from toolctx._keys import MISSING, matches
 from toolctx._params import Param
-from toolctx._schema import (
-    SUPPORTED_TYPES,
-    is_hashable_type,
-    json_default,
-    parameters_schema,
-    type_schema,
-)
+from toolctx._types.model import SUPPORTED_TYPES
+from toolctx._types.model import is_hashable as is_hashable_type
+from toolctx._types.schema import json_default, parameters_schema, type_schema
 from toolctx.exceptions import SchemaError
 
 
@@ -1062,7 +1058,7 @@ class TestLayout:
         script = (
             "import json, typing_extensions as te\n"
             "from toolctx._params import Param\n"
-            "from toolctx._schema import parameters_schema\n"
+            "from toolctx._types.schema import parameters_schema\n"
             "TD = te.TypedDict('TD', {'k%d' % i: int for i in range(20)})\n"
             "tags = frozenset('tag%d' % i for i in range(20))\n"
             "print(json.dumps(parameters_schema([Param('t', TD), "

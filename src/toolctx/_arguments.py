@@ -13,7 +13,7 @@ of its arguments in one retry::
     name: missing required argument (expected a string)
     colour: unexpected argument (allowed: name, size)
 
-The accepted types are exactly those :mod:`toolctx._schema` describes;
+The accepted types are exactly those :mod:`toolctx._types.model` analyses;
 the hooks live in :mod:`toolctx._strict_hooks`.
 """
 

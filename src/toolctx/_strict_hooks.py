@@ -7,7 +7,7 @@ same hooks. A failing hook raises :class:`InvalidValueError` carrying
 *every* problem as ``(path, message)`` pairs, the path relative to the
 value it was given; containers prefix the paths of their items.
 
-The accepted types mirror :mod:`toolctx._schema` exactly; anything else
+The accepted types are those of :mod:`toolctx._types.model`; anything else
 raises :class:`~toolctx.exceptions.SchemaError` when its hook is built.
 Unstructuring (:meth:`StrictHooks.unstructure`) works from the runtime
 type of each value and raises :class:`NotJSONError` (a ``TypeError``)
@@ -48,6 +48,7 @@ from cattrs.gen import (
 
 from toolctx._keys import type_name
 from toolctx._text import exception_text, message_of
+from toolctx._types.model import is_hashable
 from toolctx.exceptions import MAX_REPORTED_PROBLEMS, SchemaError
 
 
@@ -460,35 +461,6 @@ def json_key(value: object) -> object:
     return value
 
 
-def hashable_type(tp: Any) -> bool:
-    """Whether every value of the supported type *tp* is hashable.
-
-    Mirrors :func:`toolctx._schema.is_hashable_type`: scalars, literals,
-    enums, datetime types, UUIDs, tuples and frozensets of hashable
-    types, unions of them, and hashable attrs classes and dataclasses.
-    """
-    tp = unwrap(tp)
-    origin = typing_extensions.get_origin(tp)
-    args = typing_extensions.get_args(tp)
-    if tp in _SCALAR_DESCS or (
-        origin is not None and _is_in(origin, _LITERAL)
-    ):
-        return True
-    if origin is not None and _is_in(origin, _UNION):
-        return all(map(hashable_type, args))
-    if origin is tuple and not _is_in(tp, _BARE_TUPLES):
-        return all(a is Ellipsis or a == () or hashable_type(a) for a in args)
-    if origin is frozenset:
-        return bool(args) and hashable_type(args[0])
-    if origin is not None or not isinstance(tp, type):
-        return False
-    if issubclass(tp, enum.Enum):
-        return True
-    if attrs.has(tp) or dataclasses.is_dataclass(tp):
-        return getattr(tp, "__hash__", None) is not None
-    return False
-
-
 # -- scalar hooks ------------------------------------------------------------
 
 
@@ -850,7 +822,7 @@ class StrictHooks:
                 return self._array_hook(tp, item, tuple)
             return self._tuple_hook(tp, fixed)
         if _is_in(origin, _SETS):
-            if not hashable_type(item):
+            if not is_hashable(item):
                 raise unsupported(tp, "set items must be of a hashable type")
             return self._set_hook(
                 tp, item, set if origin is set else frozenset

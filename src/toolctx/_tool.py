@@ -92,7 +92,7 @@ class FunctionTool(Generic[P, R]):
     ) -> None:
         from toolctx._arguments import ArgumentStructurer
         from toolctx._docstrings import parse_docstring
-        from toolctx._schema import parameters_schema
+        from toolctx._types.schema import parameters_schema
 
         if not callable(cast("object", fn)):
             msg = f"@tool needs a function, got {type(fn).__name__}."

@@ -1,0 +1,325 @@
+"""JSON Schema (Draft 2020-12), rendered from the type model's nodes.
+
+:func:`parameters_schema` turns a tool's :class:`~toolctx._params.Param`
+list into the ``parameters`` object providers ask for; :func:`type_schema`
+renders one type. Both analyse the hints with
+:class:`~toolctx._types.model.Analysis` and render the nodes:
+
+=========================================  ==============================
+Node kind                                  JSON Schema
+=========================================  ==============================
+``STRING``, ``INTEGER``, ``NUMBER`` ...    ``{"type": "string"}`` ...
+``NULL``                                   ``{"type": "null"}``
+``ANY``                                    ``{}``
+``UNION``                                  ``{"anyOf": [A, B]}``
+``LITERAL``                                ``{"enum": [...]}`` (+ type)
+``ENUM``                                   ``$ref`` to ``{"enum": [...]}``
+``ARRAY``                                  ``array`` of the item
+``TUPLE``                                  ``array`` with ``prefixItems``
+``SET``                                    ``array`` with ``uniqueItems``
+``MAPPING``                                ``object`` of the value
+``TYPEDDICT``, ``CLASS``                   ``$ref`` to a closed ``object``
+``FORMATTED``                              ``string`` with ``format``
+=========================================  ==============================
+
+Classes go to the root ``$defs`` under their ``__name__``, in
+first-encounter order, and are referenced with
+``{"$ref": "#/$defs/Name"}``, so recursive classes work. When two
+different classes share a ``__name__``, the later one is named
+``module.qualname`` (characters outside ``[A-Za-z0-9_.-]`` become ``_``).
+
+Descriptions, strongest first: the first non-empty string in
+``Annotated`` metadata, then the docstring's (``Param.description``; for
+class fields ``metadata={"description": ...}`` and then the class
+docstring's ``Attributes`` entry). A class's own docstring (not one it
+inherits, nor one Python generates) describes its ``$defs`` entry.
+Defaults become ``"default"`` when :func:`json_default` can convert them.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import datetime as dt
+import enum
+import json
+import uuid
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from toolctx._keys import MISSING
+from toolctx._types.model import (
+    UNSAFE_NAME,
+    Analysis,
+    Kind,
+    Node,
+    init_fields,
+    json_scalar,
+)
+
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from toolctx._params import Param
+
+
+JSONSchema = dict[str, Any]
+
+_PLAIN: dict[Kind, JSONSchema] = {
+    Kind.STRING: {"type": "string"},
+    Kind.INTEGER: {"type": "integer"},
+    Kind.NUMBER: {"type": "number"},
+    Kind.BOOLEAN: {"type": "boolean"},
+    Kind.NULL: {"type": "null"},
+    Kind.ANY: {},
+}
+
+
+def parameters_schema(params: Sequence[Param], *, owner: str) -> JSONSchema:
+    """Return the JSON Schema of a tool's arguments object.
+
+    The result is ``{"type": "object", "properties": ..., "required":
+    [...], "additionalProperties": False, "$defs": ...}``: properties in
+    parameter order, ``required`` only when some parameter has no
+    default, ``$defs`` only when a class is referenced.
+
+    Args:
+        params: The tool's model-visible parameters, annotations resolved.
+        owner: The function's qualified name, used in error messages.
+
+    Raises:
+        SchemaError: A parameter's type (or a type nested in it) has no
+            JSON Schema; the message names *owner*, the parameter and,
+            for nested classes, the field path.
+    """
+    analysis = Analysis(owner)
+    renderer = _Renderer(analysis)
+    properties: JSONSchema = {}
+    required: list[str] = []
+    for param in params:
+        analysis.parameter = param.name
+        node = analysis.node(param.annotation)
+        properties[param.name] = renderer.property(
+            node, param.description, param.default
+        )
+        if param.required:
+            required.append(param.name)
+    schema: JSONSchema = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    if renderer.defs:
+        schema["$defs"] = renderer.defs
+    return schema
+
+
+def type_schema(
+    tp: Any, *, owner: str, parameter: str | None = None
+) -> tuple[JSONSchema, dict[str, JSONSchema]]:
+    """Return ``(schema, defs)`` for the type expression *tp*.
+
+    *schema* may hold ``{"$ref": "#/$defs/Name"}`` references to entries
+    of *defs*, which the caller must place under the root ``"$defs"`` of
+    the document. *owner* and *parameter* only feed error messages.
+
+    Raises:
+        SchemaError: *tp* (or a type nested in it) has no JSON Schema.
+    """
+    analysis = Analysis(owner, parameter)
+    renderer = _Renderer(analysis)
+    schema = renderer.schema(analysis.node(tp))
+    return schema, renderer.defs
+
+
+class _Renderer:
+    """Renders nodes of one analysis, collecting ``$defs``."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        self.defs: dict[str, JSONSchema] = {}
+        self._names: dict[type, str] = {}
+
+    def property(
+        self, node: Node, description: str | None, default: object
+    ) -> JSONSchema:
+        """A property: *node*, a fallback description and a default."""
+        schema = self.schema(node)
+        if description and "description" not in schema:
+            schema["description"] = description
+        if default is not MISSING:
+            value = json_default(default)
+            if value is not MISSING:
+                schema["default"] = value
+        return schema
+
+    def schema(self, node: Node) -> JSONSchema:
+        """The schema of *node* (a fresh dict)."""
+        schema = self._bare(node)
+        if node.description:
+            schema["description"] = node.description
+        return schema
+
+    def _bare(self, node: Node) -> JSONSchema:  # noqa: C901
+        kind = node.kind
+        plain = _PLAIN.get(kind)
+        if plain is not None:
+            return dict(plain)
+        if kind is Kind.FORMATTED:
+            return {"type": "string", "format": node.format}
+        if kind is Kind.UNION:
+            return {"anyOf": [self.schema(item) for item in node.items]}
+        if kind is Kind.LITERAL:
+            return enum_schema(list(node.values))
+        if kind is Kind.ARRAY:
+            return {"type": "array", "items": self._item(node)}
+        if kind is Kind.TUPLE:
+            if not node.items:
+                return {"type": "array", "maxItems": 0}
+            return {
+                "type": "array",
+                "prefixItems": [self.schema(item) for item in node.items],
+                "items": False,
+                "minItems": len(node.items),
+                "maxItems": len(node.items),
+            }
+        if kind is Kind.SET:
+            return {
+                "type": "array",
+                "items": self._item(node),
+                "uniqueItems": True,
+            }
+        if kind is Kind.MAPPING:
+            if node.bare:
+                return {"type": "object"}
+            return {
+                "type": "object",
+                "additionalProperties": self.schema(node.items[0]),
+            }
+        return self._ref(node)
+
+    def _item(self, node: Node) -> JSONSchema:
+        return {} if node.bare else self.schema(node.items[0])
+
+    def _ref(self, node: Node) -> JSONSchema:
+        """A ``$ref`` to the ``$defs`` entry of a class node's class."""
+        cls = node.tp
+        name = self._names.get(cls)
+        if name is None:
+            name = self._name_for(cls)
+            self._names[cls] = name
+            self.defs[name] = {}  # reserve the slot: order, and recursion
+            self.defs[name] = self._definition(node)
+        return {"$ref": f"#/$defs/{name}"}
+
+    def _definition(self, node: Node) -> JSONSchema:
+        info = self.analysis.info(node.tp)
+        if node.kind is Kind.ENUM:
+            schema = enum_schema(list(node.values))
+        else:
+            schema = {
+                "type": "object",
+                "properties": {
+                    f.key: self.property(f.node, None, f.default)
+                    for f in info.fields
+                },
+            }
+            required = [f.key for f in info.fields if f.required]
+            if required:
+                schema["required"] = required
+            schema["additionalProperties"] = False
+        if info.description:
+            schema["description"] = info.description
+        return schema
+
+    def _name_for(self, cls: type) -> str:
+        """A ``$defs`` name for *cls* that no other class has taken."""
+        name = UNSAFE_NAME.sub("_", cls.__name__)
+        if name not in self.defs:
+            return name
+        full = UNSAFE_NAME.sub("_", f"{cls.__module__}.{cls.__qualname__}")
+        name, counter = full, 2
+        while name in self.defs:
+            name, counter = f"{full}_{counter}", counter + 1
+        return name
+
+
+def _json_kind(value: object) -> str:
+    """The JSON Schema type name of a scalar *value*."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "string"
+
+
+def enum_schema(values: list[object]) -> JSONSchema:
+    """``{"enum": values}``, plus ``type`` when all share one JSON type."""
+    schema: JSONSchema = {"enum": values}
+    kinds = [_json_kind(value) for value in values]
+    if kinds and all(kind == kinds[0] for kind in kinds):
+        schema["type"] = kinds[0]
+    return schema
+
+
+def json_default(value: object) -> object:
+    """Return *value* as JSON data, or ``MISSING`` if it has no JSON form.
+
+    Enum members become their value, tuples lists, sets and frozensets
+    lists sorted by their JSON text, ``datetime``/``date``/``time``
+    ISO 8601 strings, UUIDs strings, str-keyed mappings objects, attrs
+    and dataclass instances objects of their ``__init__`` fields. NaN,
+    infinities, other keys and other objects have no JSON form.
+    """
+    return _to_json(value, ())
+
+
+def _to_json(  # noqa: C901, PLR0912
+    value: object, active: tuple[int, ...]
+) -> object:
+    """:func:`json_default`, with the ids of the containers being walked."""
+    if isinstance(value, enum.Enum):
+        return _to_json(value.value, active)
+    scalar = json_scalar(value)
+    if scalar is not MISSING or value is None:
+        return scalar
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if id(value) in active:
+        return MISSING
+    inner = (*active, id(value))
+    items: list[object]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [_to_json(item, inner) for item in value]
+        if any(item is MISSING for item in items):
+            return MISSING
+        if isinstance(value, (set, frozenset)):
+            items.sort(key=lambda item: json.dumps(item, sort_keys=True))
+        return items
+    pairs: list[tuple[object, object]]
+    if isinstance(value, collections.abc.Mapping):
+        pairs = list(value.items())
+    elif attrs.has(type(value)) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    ):
+        pairs = [
+            (key, getattr(value, name))
+            for name, key, *_ in init_fields(type(value))
+        ]
+    else:
+        return MISSING
+    result: dict[str, object] = {}
+    for key, item in pairs:
+        converted = _to_json(item, inner)
+        if not isinstance(key, str) or converted is MISSING:
+            return MISSING
+        result[key] = converted
+    return result
