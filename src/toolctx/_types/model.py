@@ -42,6 +42,7 @@ from __future__ import annotations
 import collections.abc as cabc
 import dataclasses
 import datetime as dt
+import decimal
 import enum
 import inspect
 import math
@@ -50,7 +51,8 @@ import types
 import typing
 import uuid
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import PurePath
 from typing import Any, Final
 
 import attrs
@@ -64,7 +66,8 @@ from toolctx.exceptions import SchemaError
 SUPPORTED_TYPES: Final = (
     "str, int, float, bool, None, Optional/Union, Literal, Enum, "
     "list/tuple/set/frozenset, dict[str, T], TypedDict, attrs classes, "
-    "dataclasses, datetime/date/time/UUID, Annotated"
+    "dataclasses, datetime/date/time/timedelta, UUID, Decimal, Path, "
+    "bytes, Annotated"
 )
 """The supported types, as named in :class:`SchemaError` messages."""
 
@@ -79,6 +82,7 @@ class Kind(enum.Enum):
     NUMBER = "number"
     STRING = "string"
     FORMATTED = "formatted"
+    DECIMAL = "decimal"
     LITERAL = "literal"
     ENUM = "enum"
     ARRAY = "array"
@@ -113,6 +117,13 @@ class Node:
         bare: A container written without type arguments.
         description: From ``Annotated`` text, or given by the field or
             parameter the node describes.
+        constraints: JSON Schema validation keywords and their values
+            (``minimum``, ``exclusiveMaximum``, ``multipleOf``,
+            ``minLength``, ``maxLength``, ``pattern``, ``minItems``,
+            ``maxItems``, ``minProperties``, ``maxProperties``), from
+            annotated-types or pydantic metadata; the schema shows them
+            and the validator enforces them.
+        examples: Example values (pydantic ``Field(examples=...)``).
     """
 
     kind: Kind
@@ -123,6 +134,8 @@ class Node:
     container: type | None = None
     bare: bool = False
     description: str | None = None
+    constraints: tuple[tuple[str, object], ...] = ()
+    examples: tuple[object, ...] = ()
 
     def described(self, text: str | None) -> Node:
         """This node with *text* as its description (None keeps it)."""
@@ -210,6 +223,9 @@ _SCALARS: Final[tuple[tuple[object, Kind, str | None], ...]] = (
     (dt.date, Kind.FORMATTED, "date"),
     (dt.time, Kind.FORMATTED, "time"),
     (uuid.UUID, Kind.FORMATTED, "uuid"),
+    (dt.timedelta, Kind.FORMATTED, "duration"),
+    (bytes, Kind.FORMATTED, None),
+    (decimal.Decimal, Kind.DECIMAL, None),
 )
 _LITERAL_TYPES: Final = frozenset({str, int, bool, type(None)})
 
@@ -248,7 +264,7 @@ class Analysis:
         origin = typing_extensions.get_origin(tp)
         args = typing_extensions.get_args(tp)
         if origin is not None and is_in(origin, ANNOTATED):
-            return self.node(args[0]).described(first_text(args[1:]))
+            return self._annotated(self.node(args[0]), args[1:])
         if isinstance(tp, ALIAS_TYPES):
             return self._alias(tp)
         if hasattr(tp, "__supertype__"):
@@ -265,8 +281,74 @@ class Analysis:
         if origin is not None or is_in(tp, _BARE_CONTAINERS):
             return self._generic(tp, origin or tp, args)
         if isinstance(tp, type):
+            if issubclass(tp, PurePath):
+                return Node(Kind.FORMATTED, tp, format="path")
             return self._class(tp)
         raise self.error(tp)
+
+    def _annotated(self, node: Node, metadata: tuple[Any, ...]) -> Node:
+        """*node* with what ``Annotated`` metadata adds to it.
+
+        Descriptions (text, ``doc()``), constraints and examples
+        (annotated-types, pydantic ``Field``, ``StringConstraints``).
+        Metadata toolctx cannot express or enforce is a ``SchemaError``:
+        a constraint is never dropped silently. Other objects (markers of
+        other libraries) are left alone.
+        """
+        text = first_text(metadata)
+        constraints = dict(node.constraints)
+        examples = list(node.examples)
+        for item in metadata:
+            info = field_info(item)
+            documented = doc_text(item)
+            if documented is not None:
+                text = text or documented
+            elif info is not None:
+                text = text or info.description
+                examples.extend(info.examples)
+                constraints.update(self._constraints(node, info.metadata))
+            elif is_constraint(item):
+                constraints.update(self._constraints(node, (item,)))
+        if constraints == dict(node.constraints) and not examples:
+            return node.described(text)
+        return attrs.evolve(
+            node.described(text),
+            constraints=tuple(constraints.items()),
+            examples=tuple(examples),
+        )
+
+    def _constraints(
+        self, node: Node, items: Iterable[object]
+    ) -> dict[str, object]:
+        """JSON Schema keywords for annotated-types/pydantic *items*."""
+        out: dict[str, object] = {}
+        for item in flatten_metadata(items):
+            try:
+                pairs = constraint_keywords(item)
+            except _UnenforceableError as exc:
+                raise self.constraint_error(node.tp, item, str(exc)) from None
+            for keyword, value in pairs:
+                out[self._keyword_for(node, keyword, item)] = value
+        return out
+
+    def _keyword_for(self, node: Node, keyword: str, item: object) -> str:
+        """The keyword *node*'s kind takes for *keyword*, or SchemaError."""
+        kind = node.kind
+        if keyword in _NUMERIC and kind in _NUMERIC_KINDS:
+            return keyword
+        if keyword in _LENGTH:
+            target = _LENGTH_KEYWORDS.get(kind)
+            if target is not None:
+                return f"{keyword}{target}"
+        if keyword == "pattern" and kind is Kind.STRING:
+            return keyword
+        raise self.constraint_error(
+            node.tp,
+            item,
+            "does not apply to it; put a constraint on the type it bounds, "
+            "e.g. `Annotated[int, Ge(0)] | None` rather than "
+            "`Annotated[int | None, Ge(0)]`",
+        )
 
     def _alias(self, alias: Any) -> Node:
         """The node of a ``TypeAliasType``'s value."""
@@ -409,8 +491,24 @@ class Analysis:
                 cls, f"its field annotations cannot be resolved ({exc})"
             ) from exc
 
-    def error(self, tp: object, reason: str = "") -> SchemaError:
-        """A SchemaError naming the owner, parameter and nested path."""
+    def constraint_error(
+        self, tp: object, item: object, reason: str
+    ) -> SchemaError:
+        """The SchemaError for constraint metadata toolctx cannot use."""
+        shown = repr(item)
+        if len(shown) > 120:  # noqa: PLR2004
+            shown = shown[:117] + "..."
+        return SchemaError(
+            f"Cannot build a JSON Schema for {self._where()}: the "
+            f"constraint {shown} on type {type_name(tp)} {reason}. "
+            "Constraints toolctx enforces: Gt, Ge, Lt, Le, MultipleOf, "
+            "MinLen, MaxLen, Len, Interval and pydantic's Field(ge=..., "
+            "max_length=..., pattern=...).",
+            function=self.owner,
+            parameter=self.parameter,
+        )
+
+    def _where(self) -> str:
         where = self.owner
         if self.parameter is not None:
             where = f"parameter {self.parameter!r}"
@@ -419,6 +517,11 @@ class Analysis:
             where += f" of {self.owner}"
         elif self._inside:
             where += f" (inside {' -> '.join(self._inside)})"
+        return where
+
+    def error(self, tp: object, reason: str = "") -> SchemaError:
+        """A SchemaError naming the owner, parameter and nested path."""
+        where = self._where()
         if not reason and isinstance(tp, (str, typing.ForwardRef)):
             reason = "it is an unresolved forward reference"
         elif not reason and isinstance(tp, typing.TypeVar):
@@ -569,6 +672,8 @@ def is_hashable(tp: Any, aliases: tuple[object, ...] = ()) -> bool:  # noqa: C90
         return is_hashable(tp.__supertype__, aliases)
     if any(tp is scalar for scalar, _, _ in _SCALARS):
         return True
+    if isinstance(tp, type) and issubclass(tp, PurePath):
+        return True
     if origin is not None and is_in(origin, LITERAL):
         return True
     if origin is not None and is_in(origin, UNION):
@@ -591,3 +696,133 @@ def is_hashable(tp: Any, aliases: tuple[object, ...] = ()) -> bool:  # noqa: C90
 
 UNSAFE_NAME: Final = re.compile(r"[^A-Za-z0-9_.-]")
 """Characters a ``$defs`` name may not hold."""
+
+
+_NUMERIC: Final = frozenset(
+    {
+        "minimum",
+        "exclusiveMinimum",
+        "maximum",
+        "exclusiveMaximum",
+        "multipleOf",
+    }
+)
+_NUMERIC_KINDS: Final = frozenset({Kind.INTEGER, Kind.NUMBER, Kind.DECIMAL})
+_LENGTH: Final = frozenset({"min", "max"})
+_LENGTH_KEYWORDS: Final = {
+    Kind.STRING: "Length",
+    Kind.ARRAY: "Items",
+    Kind.TUPLE: "Items",
+    Kind.SET: "Items",
+    Kind.MAPPING: "Properties",
+}
+_BOUNDS: Final = (
+    ("gt", "exclusiveMinimum"),
+    ("ge", "minimum"),
+    ("lt", "exclusiveMaximum"),
+    ("le", "maximum"),
+    ("multiple_of", "multipleOf"),
+    ("min_length", "min"),
+    ("max_length", "max"),
+)
+_TRANSFORMS: Final = (
+    "strip_whitespace",
+    "to_upper",
+    "to_lower",
+    "coerce_numbers_to_str",
+    "allow_inf_nan",
+    "max_digits",
+    "decimal_places",
+    "strict",
+    "fail_fast",
+    "union_mode",
+)
+
+
+@attrs.frozen
+class FieldText:
+    """What a pydantic ``FieldInfo`` adds to a type: text and bounds."""
+
+    description: str | None
+    examples: tuple[object, ...]
+    metadata: tuple[object, ...]
+
+
+def _from(item: object, package: str) -> bool:
+    module = getattr(type(item), "__module__", "") or ""
+    return module == package or module.startswith(f"{package}.")
+
+
+def field_info(item: object) -> FieldText | None:
+    """The text and metadata of a pydantic ``FieldInfo``, else None.
+
+    Reads attributes only: pydantic is never imported here.
+    """
+    if not (_from(item, "pydantic") and type(item).__name__ == "FieldInfo"):
+        return None
+    description = getattr(item, "description", None)
+    examples = getattr(item, "examples", None) or ()
+    return FieldText(
+        description if isinstance(description, str) else None,
+        tuple(examples),
+        tuple(getattr(item, "metadata", ()) or ()),
+    )
+
+
+def doc_text(item: object) -> str | None:
+    """The text of ``annotated_types.doc()`` or ``typing_extensions.Doc``."""
+    if type(item).__name__ not in {"DocInfo", "Doc"}:
+        return None
+    text = getattr(item, "documentation", None)
+    return inspect.cleandoc(text) if isinstance(text, str) else None
+
+
+def is_constraint(item: object) -> bool:
+    """Whether *item* is annotated-types or pydantic constraint metadata."""
+    return _from(item, "annotated_types") or (
+        _from(item, "pydantic") and type(item).__name__ != "FieldInfo"
+    )
+
+
+def flatten_metadata(items: Iterable[object]) -> list[object]:
+    """*items*, grouped metadata expanded into its parts.
+
+    ``Interval``, ``Len`` and ``StringConstraints`` are groups.
+    """
+    out: list[object] = []
+    for item in items:
+        if is_constraint(item) and hasattr(item, "__iter__"):
+            out.extend(flatten_metadata(list(item)))
+        else:
+            out.append(item)
+    return out
+
+
+def constraint_keywords(item: object) -> list[tuple[str, object]]:
+    """``(keyword, value)`` pairs of one constraint.
+
+    Lengths come as ``min``/``max``, resolved per kind by the caller.
+    Metadata toolctx cannot enforce raises ``_UnenforceableErrorError``.
+    """
+    found: list[tuple[str, object]] = []
+    for attribute, keyword in _BOUNDS:
+        value = getattr(item, attribute, None)
+        if value is not None:
+            found.append((keyword, value))
+    pattern = getattr(item, "pattern", None)
+    if pattern is not None:
+        found.append(("pattern", getattr(pattern, "pattern", pattern)))
+    transforms = [
+        name
+        for name in _TRANSFORMS
+        if getattr(item, name, None) not in {None, False}
+    ]
+    if transforms or not found:
+        unknown = ", ".join(transforms) or type(item).__name__
+        msg = f"asks for {unknown}, which toolctx cannot enforce"
+        raise _UnenforceableError(msg)
+    return found
+
+
+class _UnenforceableError(ValueError):
+    """Constraint metadata toolctx cannot express or enforce."""

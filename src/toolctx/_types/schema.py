@@ -158,8 +158,16 @@ class _Renderer:
     def schema(self, node: Node) -> JSONSchema:
         """The schema of *node* (a fresh dict)."""
         schema = self._bare(node)
+        if node.constraints:
+            target = (
+                schema["anyOf"][0] if node.kind is Kind.DECIMAL else schema
+            )
+            target.update(node.constraints)
         if node.description:
             schema["description"] = node.description
+        if node.examples:
+            examples = [json_default(e) for e in node.examples]
+            schema["examples"] = [e for e in examples if e is not MISSING]
         return schema
 
     def _bare(self, node: Node) -> JSONSchema:  # noqa: C901
@@ -168,7 +176,16 @@ class _Renderer:
         if plain is not None:
             return dict(plain)
         if kind is Kind.FORMATTED:
+            if node.format is None:  # bytes
+                return {"type": "string", "contentEncoding": "base64"}
             return {"type": "string", "format": node.format}
+        if kind is Kind.DECIMAL:
+            return {
+                "anyOf": [
+                    {"type": "number"},
+                    {"type": "string", "pattern": DECIMAL_PATTERN},
+                ]
+            }
         if kind is Kind.UNION:
             return {"anyOf": [self.schema(item) for item in node.items]}
         if kind is Kind.LITERAL:
@@ -244,6 +261,10 @@ class _Renderer:
         while name in self.defs:
             name, counter = f"{full}_{counter}", counter + 1
         return name
+
+
+DECIMAL_PATTERN = r"^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$"
+"""The strings a ``Decimal`` parameter accepts: decimal numbers."""
 
 
 def _json_kind(value: object) -> str:
