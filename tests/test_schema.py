@@ -222,7 +222,7 @@ def make_local_item() -> type:
 class Line:
     """An order line with an unsupported field."""
 
-    payload: bytes
+    payload: complex
 
 
 @dataclasses.dataclass
@@ -909,13 +909,13 @@ class TestErrors:
 
     def test_message_names_function_and_parameter(self):
         """The whole message for an unsupported top-level type."""
-        error = error_for(bytes, name="blob")
+        error = error_for(complex, name="blob")
         assert isinstance(error, TypeError)
         assert error.function == OWNER
         assert error.parameter == "blob"
         assert str(error) == (
             f"Cannot build a JSON Schema for parameter 'blob' of {OWNER}: "
-            f"type bytes is not supported. Supported: {SUPPORTED_TYPES}."
+            f"type complex is not supported. Supported: {SUPPORTED_TYPES}."
         )
 
     def test_nested_path_is_named(self):
@@ -923,7 +923,7 @@ class TestErrors:
         error = error_for(Order, name="order")
         assert str(error).startswith(
             "Cannot build a JSON Schema for parameter 'order' (inside "
-            f"Order.lines -> Line.payload) of {OWNER}: type bytes is not "
+            f"Order.lines -> Line.payload) of {OWNER}: type complex is not "
             "supported."
         )
         assert error.parameter == "order"
@@ -936,8 +936,8 @@ class TestErrors:
             (typing.TypeVar("T"), "type variables have no JSON Schema"),
             ("Missing", "unresolved forward reference"),
             (typing.ForwardRef("Missing"), "unresolved forward reference"),
-            (list[bytes], "type bytes is not supported"),
-            (Literal["a"] | bytes, "type bytes is not supported"),
+            (list[complex], "type complex is not supported"),
+            (Literal["a"] | complex, "type complex is not supported"),
             (collections.abc.MutableSequence[int], "MutableSequence[int]"),
         ],
     )
@@ -972,9 +972,9 @@ class TestErrors:
     def test_type_schema_without_parameter(self):
         """type_schema errors name the owner without a parameter."""
         with pytest.raises(SchemaError) as info:
-            type_schema(bytes, owner=OWNER)
+            type_schema(complex, owner=OWNER)
         assert str(info.value).startswith(
-            f"Cannot build a JSON Schema for {OWNER}: type bytes"
+            f"Cannot build a JSON Schema for {OWNER}: type complex"
         )
         assert info.value.parameter is None
 
