@@ -238,6 +238,26 @@ def _admits_none(hint: object) -> bool:
     return not isinstance(hint, type) and origin is None
 
 
+def _field_default(
+    default: object,
+) -> tuple[object, Callable[[], object] | None] | None:
+    """``(default, factory)`` of a pydantic ``= Field(...)`` default.
+
+    None when *default* is not a pydantic ``FieldInfo`` (pydantic is not
+    imported here: a ``FieldInfo`` can only exist once it is).
+    """
+    cls = type(default)
+    if cls.__name__ != "FieldInfo" or not cls.__module__.startswith(
+        "pydantic"
+    ):
+        return None
+    factory = getattr(default, "default_factory", None)
+    value = getattr(default, "default", MISSING)
+    if type(value).__name__ == "PydanticUndefinedType":
+        value = MISSING
+    return value, factory if callable(factory) else None
+
+
 def _missing_annotation(owner: str, name: str, doc: str | None) -> str:
     """The message for a parameter without a type annotation."""
     from toolctx._docstrings import documented_type
@@ -298,6 +318,19 @@ def _parameters(
             ctx_params.append(p.name)
             continue
         default = MISSING if p.default is p.empty else p.default
+        field = _field_default(default)
+        if field is not None:
+            params.append(
+                Param(
+                    p.name,
+                    typing.Annotated[hint, default],
+                    field[0],
+                    docs.get(p.name),
+                    field[1],
+                    fill=True,
+                )
+            )
+            continue
         if default is None and not _admits_none(hint):
             shown = getattr(hint, "__name__", None) or repr(hint)
             msg = (

@@ -39,14 +39,18 @@ attrs class, dataclass                     ``CLASS``
 
 from __future__ import annotations
 
+import ast
 import collections.abc as cabc
 import dataclasses
 import datetime as dt
 import decimal
 import enum
+import functools
 import inspect
+import itertools
 import math
 import re
+import textwrap
 import types
 import typing
 import uuid
@@ -172,11 +176,15 @@ class ClassInfo:
         description: The summary of the docstring the class defines itself.
         fields: The fields (TypedDicts, attrs classes, dataclasses), in
             declaration order; empty for enums.
+        extra: The type of the keys beyond *fields* a TypedDict accepts
+            (PEP 728 ``extra_items``); None when other keys are refused
+            (``closed=True``, and toolctx's rule for every other class).
     """
 
     cls: type
     description: str
     fields: tuple[Field, ...] = ()
+    extra: Node | None = None
 
 
 def _unique(*candidates: object) -> tuple[Any, ...]:
@@ -228,6 +236,7 @@ _SCALARS: Final[tuple[tuple[object, Kind, str | None], ...]] = (
     (decimal.Decimal, Kind.DECIMAL, None),
 )
 _LITERAL_TYPES: Final = frozenset({str, int, bool, type(None)})
+_NO_EXTRA_ITEMS: Final = getattr(typing_extensions, "NoExtraItems", object())
 
 
 def is_in(item: object, candidates: tuple[object, ...]) -> bool:
@@ -453,7 +462,12 @@ class Analysis:
             elif node.description is None:
                 node = node.described(doc.attributes.get(name))
             fields.append(Field(name, name, node, needed))
-        return ClassInfo(cls, doc.summary, tuple(fields))
+        extra = getattr(cls, "__extra_items__", _NO_EXTRA_ITEMS)
+        extra_node = None
+        if extra is not None and extra is not _NO_EXTRA_ITEMS:
+            tp, _, _ = strip_qualifiers(extra)
+            extra_node = self._field_node(cls, "<extra items>", tp)
+        return ClassInfo(cls, doc.summary, tuple(fields), extra_node)
 
     def _fields_info(self, cls: Any) -> ClassInfo:
         hints = self._hints(cls, typing.get_type_hints)
@@ -599,6 +613,69 @@ def json_scalar(value: object) -> object:
 
 
 def class_doc(cls: type) -> ParsedDocstring:
+    """What *cls*'s docstrings say: its own docstring and field texts.
+
+    Field texts come from the docstring's ``Attributes``/``Args`` section
+    and, for fields it does not describe, from attribute docstrings (a
+    string right below the field in the class body).
+    """
+    doc = _own_doc(cls)
+    extra = {
+        name: text
+        for name, text in attribute_docstrings(cls).items()
+        if name not in doc.attributes
+    }
+    if not extra:
+        return doc
+    return attrs.evolve(doc, attributes={**doc.attributes, **extra})
+
+
+@functools.lru_cache(maxsize=512)
+def attribute_docstrings(cls: type) -> dict[str, str]:
+    """Field name -> the string literal that follows it in *cls*'s body.
+
+    Read from the class's source with :mod:`ast`; empty when the source is
+    not available (built in a REPL, ``exec``, a compiled module).
+    """
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return {}
+    body = next(
+        (
+            node.body
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef) and node.name == cls.__name__
+        ),
+        [],
+    )
+    found: dict[str, str] = {}
+    for statement, following in itertools.pairwise(body):
+        target = None
+        if isinstance(statement, ast.AnnAssign) and isinstance(
+            statement.target, ast.Name
+        ):
+            target = statement.target.id
+        elif (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+        ):
+            target = statement.targets[0].id
+        if (
+            target is not None
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            text = inspect.cleandoc(following.value.value).strip()
+            if text:
+                found[target] = " ".join(text.split())
+    return found
+
+
+def _own_doc(cls: type) -> ParsedDocstring:
     """The parsed docstring *cls* defines itself (not inherited/generated)."""
     doc = cls.__dict__.get("__doc__")
     if not isinstance(doc, str) or doc == "An enumeration.":

@@ -246,7 +246,9 @@ class _Renderer:
             required = [f.key for f in info.fields if f.required]
             if required:
                 schema["required"] = required
-            schema["additionalProperties"] = False
+            schema["additionalProperties"] = (
+                False if info.extra is None else self.schema(info.extra)
+            )
         if info.description:
             schema["description"] = info.description
         return schema
