@@ -24,6 +24,10 @@ class ToolDefinition:
         description: What the tool does, for the model.
         parameters: A JSON Schema (Draft 2020-12) object describing the
             arguments. Keys are in a deterministic order.
+        output_schema: The JSON Schema of the tool's output, from its
+            return annotation (for a streaming tool: the array of its
+            chunks); None when the return is unannotated, ``Any``, ``None``
+            or of a type without a JSON Schema.
 
     .. versionadded:: 0.1.0
     """
@@ -37,17 +41,24 @@ class ToolDefinition:
             "additionalProperties": False,
         }
     )
+    output_schema: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Return ``{"name", "description", "parameters"}`` as plain JSON data.
+        """Return the definition as plain JSON data.
+
+        ``{"name", "description", "parameters"}``, and ``"output_schema"``
+        when the tool has one.
 
         .. versionadded:: 0.1.0
         """
-        return {
+        data: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
             "parameters": self.parameters,
         }
+        if self.output_schema is not None:
+            data["output_schema"] = self.output_schema
+        return data
 
 
 @final

@@ -92,7 +92,7 @@ class FunctionTool(Generic[P, R]):
     ) -> None:
         from toolctx._arguments import ArgumentStructurer
         from toolctx._docstrings import parse_docstring
-        from toolctx._types.schema import parameters_schema
+        from toolctx._types.schema import output_schema, parameters_schema
 
         if not callable(cast("object", fn)):
             msg = f"@tool needs a function, got {type(fn).__name__}."
@@ -141,6 +141,11 @@ class FunctionTool(Generic[P, R]):
             name=self.name,
             description=self.description,
             parameters=parameters_schema(params, owner=owner),
+            output_schema=output_schema(
+                _return_hint(fn),
+                owner=owner,
+                stream=self.is_stream or self.is_async_stream,
+            ),
         )
         self._structurer = ArgumentStructurer(params)
 
@@ -236,6 +241,14 @@ def _admits_none(hint: object) -> bool:
     if supertype is not None:
         return _admits_none(supertype)
     return not isinstance(hint, type) and origin is None
+
+
+def _return_hint(fn: Callable[..., Any]) -> Any:
+    """The return annotation of *fn* (None when absent or unresolvable)."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True).get("return")
+    except Exception:  # noqa: BLE001 - the parameters report this
+        return None
 
 
 def _field_default(

@@ -48,16 +48,20 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import typing_extensions
 
 from toolctx._keys import MISSING
 from toolctx._types.model import (
+    ANY,
     UNSAFE_NAME,
     Analysis,
     Kind,
     Node,
     init_fields,
+    is_in,
     json_scalar,
 )
+from toolctx.exceptions import SchemaError
 
 
 if TYPE_CHECKING:
@@ -132,6 +136,44 @@ def type_schema(
     renderer = _Renderer(analysis)
     schema = renderer.schema(analysis.node(tp))
     return schema, renderer.defs
+
+
+_STREAMS = (
+    "Iterator",
+    "Iterable",
+    "Generator",
+    "AsyncIterator",
+    "AsyncIterable",
+    "AsyncGenerator",
+)
+
+
+def output_schema(
+    hint: Any, *, owner: str, stream: bool = False
+) -> JSONSchema | None:
+    """The JSON Schema of a tool's output, from its return annotation.
+
+    None when *hint* says nothing a model could use (``Any``, ``None``,
+    ``object``) or has no JSON Schema. For a streaming tool (*stream*),
+    the output is the list of its chunks: an array of the yielded type.
+    """
+    if stream:
+        args = typing_extensions.get_args(hint)
+        origin = typing_extensions.get_origin(hint)
+        if origin is None or getattr(origin, "__name__", "") not in _STREAMS:
+            return None
+        hint = args[0] if args else Any
+    if hint is None or hint is type(None) or is_in(hint, ANY):
+        return None
+    try:
+        schema, defs = type_schema(hint, owner=owner)
+    except SchemaError:
+        return None
+    if stream:
+        schema = {"type": "array", "items": schema}
+    if defs:
+        schema["$defs"] = defs
+    return schema
 
 
 class _Renderer:
