@@ -1,141 +1,77 @@
 """Validate a tool's JSON arguments strictly; make its output JSON-safe.
 
-One private, strict cattrs converter (:func:`make_converter`) does both
-directions. Structuring never coerces: ``"1"`` is not ``1``, ``1`` is not
-``"1"``, ``true`` is not ``1``; the only conversions are the ones JSON
-Schema itself makes (``1.0`` is the integer ``1``, an integer is a
-number). Every problem is collected, with its path, into one
-:class:`~toolctx.exceptions.ToolArgumentsError`, so a model can fix all
-of its arguments in one retry::
+A tool's parameters are analysed once, at decoration, into the type
+model's nodes (:mod:`toolctx._types.model`) and compiled into checks
+(:mod:`toolctx._types.validate`). Checking never coerces: ``"1"`` is not
+``1``, ``1`` is not ``"1"``, ``true`` is not ``1``; the only conversions
+are the ones JSON Schema itself makes (``1.0`` is the integer ``1``, an
+integer is a number). Every problem is collected, with its path, into
+one :class:`~toolctx.exceptions.ToolArgumentsError`, so a model can fix
+all of its arguments in one retry::
 
     count: expected an integer, got the string "3"
     items[1].qty: expected an integer, got 2.5
     name: missing required argument (expected a string)
     colour: unexpected argument (allowed: name, size)
 
-The accepted types are exactly those :mod:`toolctx._types.model` analyses;
-the hooks live in :mod:`toolctx._strict_hooks`.
+Output goes the other way by runtime type (:mod:`toolctx._types.output`);
+this module registers there the objects that carry host-only data
+(contexts, results, sessions), which never become output.
 """
 
 from __future__ import annotations
 
-import collections
 import collections.abc as cabc
 
-from typing import TYPE_CHECKING, Any, Final, TypeVar, final
+from typing import TYPE_CHECKING, Final, final
 
-from cattrs.preconf.json import JsonConverter, configure_converter
-
-from toolctx._strict_hooks import (
-    StrictHooks,
-    configure,
+from toolctx._context import CallRecorder, ExecutionContext
+from toolctx._records import ToolResult
+from toolctx._session import Session
+from toolctx._text import message_of
+from toolctx._types.model import Analysis, Kind, Node
+from toolctx._types.output import refuse
+from toolctx._types.output import to_json as unstructure_output
+from toolctx._types.validate import (
+    Compiler,
+    check_for,
     describe,
-    literal_values,
     problems_of,
     render_path,
     show_value,
+    unchanged_types,
     unexpected,
-    union_members,
-    unwrap,
 )
-from toolctx._text import message_of
-from toolctx.exceptions import ArgumentError, SchemaError, ToolArgumentsError
+from toolctx.exceptions import ArgumentError, ToolArgumentsError
 
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    import cattrs
-
     from toolctx._params import Param
-    from toolctx._strict_hooks import Hook, Problem
+    from toolctx._types.validate import Check, Problem
 
 __all__ = [
     "ArgumentStructurer",
-    "make_converter",
     "structure_value",
     "unstructure_output",
     "unstructure_value",
 ]
 
-T = TypeVar("T")
-_NONE: Final = type(None)
-_FAST_CANDIDATES: Final[dict[type, str]] = {
-    str: "string",
-    int: "number",
-    float: "number",
-    bool: "boolean",
-    _NONE: "null",
-    list: "array",
-    dict: "object",
-}
-_SCALARS: Final = frozenset({str, int, float, bool, _NONE})
 _NO_TYPES: Final[frozenset[type]] = frozenset()
 
 
-class _StrictConverter(JsonConverter):
-    """A JSON converter whose ``structure`` raises ``ToolArgumentsError``."""
-
-    strict_hooks: StrictHooks
-
-    def structure(self, obj: Any, cl: type[T]) -> T:
-        """Structure *obj* as *cl* strictly.
-
-        Raises:
-            ToolArgumentsError: Every problem with *obj*, with its path.
-            SchemaError: *cl* is not a supported type.
-        """
-        try:
-            return super().structure(obj, cl)
-        except SchemaError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - reported
-            raise ToolArgumentsError(
-                _argument_errors(problems_of(exc))
-            ) from None
-
-
-def make_converter() -> cattrs.Converter:
-    """Return a fresh, private, strict converter for JSON data.
-
-    It is a :class:`cattrs.preconf.json.JsonConverter` (detailed
-    validation, extra keys forbidden, attrs aliases as keys, the JSON
-    preconf: datetimes as ISO strings, sets as lists...) whose hooks are
-    replaced by strict ones for *every* type:
-
-    * ``str`` takes only strings; ``int`` takes integers and integral
-      floats (``1.0`` -> ``1``), not bools; ``float`` takes integers and
-      floats (as ``float``), not bools; ``bool`` only ``true``/``false``;
-    * unions take the first member, in written order, that accepts;
-    * containers, TypedDicts, attrs classes and dataclasses check their
-      shape and collect every problem.
-
-    ``structure`` raises :class:`~toolctx.exceptions.ToolArgumentsError`
-    (a ``ValueError``) listing the problems, or ``SchemaError`` for an
-    unsupported type; ``unstructure`` raises ``TypeError`` for values
-    with no JSON form.
-    """
-    return _new_converter()
-
-
-def _new_converter() -> _StrictConverter:
-    """Build and configure a :class:`_StrictConverter`."""
-    converter = _StrictConverter(
-        detailed_validation=True,
-        forbid_extra_keys=True,
-        use_alias=True,
-        unstruct_collection_overrides={
-            cabc.Set: list,
-            collections.Counter: dict,
-        },
+def _host_only(cls: type) -> str:
+    """Why a tool may not return a context, result or session."""
+    return (
+        f"A tool may not return {cls.__qualname__} objects: they carry "
+        f"host-only data (scope, published metadata, state, exceptions) "
+        f"that must not reach the model. Return the fields you need, e.g. "
+        f"{{'invocation_id': ctx.invocation_id}}."
     )
-    configure_converter(converter)
-    converter.strict_hooks = configure(converter)
-    return converter
 
 
-_CONVERTER: Final = _new_converter()
-_HOOKS: Final = _CONVERTER.strict_hooks
+refuse((ExecutionContext, ToolResult, Session, CallRecorder), _host_only)
 
 
 def _argument_errors(problems: list[Problem]) -> list[ArgumentError]:
@@ -147,15 +83,17 @@ def _argument_errors(problems: list[Problem]) -> list[ArgumentError]:
 class ArgumentStructurer:
     """Turns one tool's JSON arguments into keyword arguments.
 
-    Built once per tool, at decoration: the hooks of every parameter
-    type are looked up (and unsupported types rejected) here, so that
-    :meth:`structure` only runs them.
+    Built once per tool, at decoration: every parameter type is analysed
+    and compiled into its check (and unsupported types rejected) here, so
+    that :meth:`structure` only runs the checks.
 
     Args:
         params: The tool's model-visible parameters.
+        owner: The function's qualified name, for error messages.
 
     Raises:
-        SchemaError: A parameter's type cannot be validated.
+        SchemaError: A parameter's type cannot be validated; the error
+            names the parameter.
     """
 
     __slots__ = (
@@ -168,28 +106,35 @@ class ArgumentStructurer:
         "_specs",
     )
 
-    def __init__(self, params: Sequence[Param]) -> None:
-        specs: list[tuple[str, Hook, Any, bool, str]] = []
+    def __init__(
+        self, params: Sequence[Param], *, owner: str = "a tool"
+    ) -> None:
+        analysis = Analysis(owner)
+        compiler = Compiler(analysis)
+        specs: list[tuple[str, Check, bool, str, frozenset[type]]] = []
         fast_types: dict[str, frozenset[type]] = {}
         fast_literals: dict[str, frozenset[str]] = {}
         for param in params:
-            try:
-                hook = _HOOKS.hook_for(param.annotation)
-            except SchemaError as exc:
-                msg = f"Parameter {param.name!r}: {exc}"
-                raise SchemaError(msg, parameter=param.name) from exc
-            tp = unwrap(param.annotation)
+            analysis.parameter = param.name
+            node = analysis.node(param.annotation)
+            same = unchanged_types(node)
             specs.append(
-                (param.name, hook, tp, param.required, describe(tp).text)
+                (
+                    param.name,
+                    compiler.check(node),
+                    param.required,
+                    describe(node).text,
+                    same,
+                )
             )
-            fast_types[param.name] = _identity_types(tp)
-            literals = _literal_strings(tp)
+            fast_types[param.name] = same
+            literals = _literal_strings(node)
             if literals is not None:
                 fast_literals[param.name] = literals
         self._specs = tuple(specs)
         self._names = frozenset(spec[0] for spec in specs)
         self._count = len(specs)
-        self._required = frozenset(spec[0] for spec in specs if spec[3])
+        self._required = frozenset(spec[0] for spec in specs if spec[2])
         self._fast_get = fast_types.get
         self._fast_literals = fast_literals
         self._allowed = (
@@ -203,7 +148,7 @@ class ArgumentStructurer:
 
         Absent optional arguments are left out (Python fills in their
         defaults). Flat arguments that already have their exact type
-        take a fast path that skips the hooks.
+        take a fast path that skips the checks.
 
         Raises:
             ToolArgumentsError: Every unknown, missing or wrong argument,
@@ -235,7 +180,7 @@ class ArgumentStructurer:
             ) from None
 
     def _structure(self, args: object) -> dict[str, object]:
-        """The full path: run every hook, collect every problem."""
+        """The full path: run every check, collect every problem."""
         if not isinstance(args, cabc.Mapping):
             got = show_value(args, None)
             msg = f"expected an object of arguments, got {got}"
@@ -243,11 +188,15 @@ class ArgumentStructurer:
         out: dict[str, object] = {}
         errors: list[ArgumentError] = []
         found = 0
-        for name, hook, tp, required, expected in self._specs:
+        for name, check, required, expected, same in self._specs:
             if name in args:
                 found += 1
+                value = args[name]
+                if type(value) in same:  # the check would return it as is
+                    out[name] = value
+                    continue
                 try:
-                    out[name] = hook(args[name], tp)
+                    out[name] = check(value)
                 except Exception as exc:  # noqa: BLE001 - reported
                     errors.extend(
                         ArgumentError(render_path((name, *path)), msg)
@@ -275,78 +224,32 @@ class ArgumentStructurer:
         return out
 
 
-def _literal_strings(tp: Any) -> frozenset[str] | None:
+def _literal_strings(node: Node) -> frozenset[str] | None:
     """The values of a ``Literal`` of strings only, else None."""
-    values = literal_values(tp)
-    if values and all(type(v) is str for v in values):
-        return frozenset(values)
+    if (
+        node.kind is Kind.LITERAL
+        and not node.constraints
+        and node.values
+        and all(type(v) is str for v in node.values)
+    ):
+        return frozenset(node.values)  # type: ignore[arg-type]
     return None
-
-
-def _identity_types(tp: Any) -> frozenset[type]:
-    """The JSON value types the hook of *tp* returns unchanged.
-
-    A type qualifies when the first member of *tp* (a union, or *tp*
-    alone) that accepts values of that JSON kind is that very type or
-    ``Any``; ``float`` is not in ``int``'s set (``1.0`` becomes ``1``),
-    nor ``int`` in ``float``'s (``1`` becomes ``1.0``).
-    """
-    members = [unwrap(arg) for arg in union_members(tp)]
-    fast: set[type] = set()
-    for candidate, kind in _FAST_CANDIDATES.items():
-        for member in members:
-            desc = describe(member)
-            if desc.anything or (
-                member is candidate and candidate in _SCALARS
-            ):
-                fast.add(candidate)
-                break
-            if kind in desc.kinds:
-                break
-    return frozenset(fast)
-
-
-def unstructure_output(value: object) -> object:
-    """Return a tool's return value as JSON data.
-
-    Strings, numbers, bools and None come back as they are; attrs
-    classes and dataclasses become dicts keyed by their ``__init__``
-    names, enums their value, ``datetime``/``date``/``time`` ISO 8601
-    strings, UUIDs and paths strings, tuples, lists, sets and frozensets
-    lists (sets sorted), mappings dicts with string keys (``1`` becomes
-    ``"1"``, as ``json.dumps`` writes it). NaN, infinities and integers
-    of more than 4,300 digits have no JSON form.
-
-    Raises:
-        TypeError: A value (or one nested in it) has no JSON form; the
-            message names its type and where it sits.
-    """
-    cls = type(value)
-    if cls is str or cls is bool or value is None:
-        return value
-    try:
-        return _HOOKS.unstructure(value)
-    except RecursionError:
-        msg = (
-            f"Cannot convert a {cls.__qualname__} to JSON: it is nested "
-            f"too deeply or contains a reference cycle."
-        )
-        raise TypeError(msg) from None
 
 
 def structure_value(data: object, tp: object) -> object:
     """Validate and structure one JSON value as the type *tp*.
 
     Same strict rules as tool arguments; paths in the errors are
-    relative to *data* (empty for *data* itself).
+    relative to *data* (empty for *data* itself). The check of *tp* is
+    compiled once and kept.
 
     Raises:
         ToolArgumentsError: Every problem with *data* (a ``ValueError``).
         SchemaError: *tp* is not a supported type.
     """
-    hook = _HOOKS.hook_for(tp)
+    check = check_for(tp)
     try:
-        return hook(data, unwrap(tp))
+        return check(data)
     except Exception as exc:  # noqa: BLE001 - reported
         raise ToolArgumentsError(_argument_errors(problems_of(exc))) from None
 
@@ -363,5 +266,5 @@ def unstructure_value(value: object, tp: object) -> object:
         TypeError: *value* has no JSON form.
         SchemaError: *tp* is not a supported type (also a TypeError).
     """
-    _HOOKS.hook_for(tp)
+    check_for(tp)
     return unstructure_output(value)

@@ -31,9 +31,9 @@ from toolctx._ids import new_invocation_id
 from toolctx._records import ToolCall, ToolResult, new_result
 from toolctx._registry import ToolEntry
 from toolctx._session import Session
-from toolctx._strict_hooks import MAX_INT, MAX_INT_DIGITS
 from toolctx._text import bounded, exception_text, message_of
 from toolctx._tool import FunctionTool
+from toolctx._types.output import MAX_INT, MAX_INT_DIGITS
 from toolctx.exceptions import (
     MAX_LISTED_TOOLS,
     ToolArgumentsError,

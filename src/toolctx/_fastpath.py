@@ -30,8 +30,8 @@ from toolctx._context import (
 from toolctx._current import reset_current, set_current
 from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import ToolEntry
-from toolctx._strict_hooks import MAX_INT_DIGITS
 from toolctx._tool import FunctionTool
+from toolctx._types.output import MAX_INT_DIGITS
 
 
 if TYPE_CHECKING:

@@ -32,8 +32,7 @@ import re
 import threading
 import uuid
 
-from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import attrs
 import typing_extensions
@@ -45,7 +44,7 @@ from toolctx.exceptions import MAX_REPORTED_PROBLEMS, SchemaError
 
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sized
 
     from toolctx._types.model import ClassInfo
 
@@ -318,6 +317,53 @@ def _bare_desc(node: Node) -> Desc:
     return _OBJECT_DESC
 
 
+_CANDIDATES: Final[dict[type, str]] = {
+    str: _STRING,
+    int: _NUMBER,
+    float: _NUMBER,
+    bool: _BOOLEAN,
+    _NONE: _NULL,
+    list: _ARRAY,
+    dict: _OBJECT,
+}
+_UNCHANGED: Final[dict[Kind, type]] = {
+    Kind.STRING: str,
+    Kind.INTEGER: int,
+    Kind.NUMBER: float,
+    Kind.BOOLEAN: bool,
+    Kind.NULL: _NONE,
+}
+"""The kinds whose check returns a value of this exact type as it is."""
+_NO_TYPES: Final[frozenset[type]] = frozenset()
+
+
+def unchanged_types(node: Node) -> frozenset[type]:
+    """The Python types of JSON values *node*'s check returns as they are.
+
+    A type qualifies when the first member of *node* (a union, or *node*
+    alone) that takes values of that JSON type returns them unchanged:
+    that very scalar type, or ``Any``, without constraints. ``float`` is
+    not in ``int``'s set (``1.0`` becomes ``1``), nor ``int`` in
+    ``float``'s (``1`` becomes ``1.0``). Callers may skip the check for
+    values of these types.
+    """
+    if node.constraints:
+        return _NO_TYPES
+    members = node.items if node.kind is Kind.UNION else (node,)
+    found: set[type] = set()
+    for candidate, kind in _CANDIDATES.items():
+        for member in members:
+            desc = describe(member)
+            if not member.constraints and (
+                desc.anything or _UNCHANGED.get(member.kind) is candidate
+            ):
+                found.add(candidate)
+                break
+            if desc.anything or kind in desc.kinds:
+                break
+    return frozenset(found)
+
+
 # -- constraints -------------------------------------------------------------
 
 _BOUNDS: Final[dict[str, tuple[str, Callable[[Any, Any], bool]]]] = {
@@ -373,27 +419,33 @@ def _is_number(value: object) -> bool:
     )
 
 
-def _is_multiple(value: Any, step: Any) -> bool:
-    """Whether *value* is a multiple of *step*, as JSON Schema decides.
+_EXACT: Final = decimal.Context(
+    prec=4300, traps=[decimal.InvalidOperation, decimal.DivisionByZero]
+)
+"""Decimal arithmetic for ``multipleOf``: quotients of up to 4300 digits."""
 
-    As ``jsonschema`` does: a float *step* divides (exact fractions when
-    the quotient overflows), an integer *step* takes the remainder;
-    decimals are exact.
+
+def _as_decimal(value: Any) -> decimal.Decimal:
+    """A number as the decimal JSON writes (a float by its shortest text)."""
+    if isinstance(value, float):
+        return decimal.Decimal(repr(value))
+    return decimal.Decimal(value)
+
+
+def _is_multiple(value: Any, step: Any) -> bool:
+    """Whether *value* is a multiple of *step*, as decimal numbers.
+
+    Numbers are taken as JSON writes them, so ``0.3`` is a multiple of
+    ``0.1`` (binary floats would say no); integers stay exact integers.
+    A quotient of more than 4300 digits counts as not a multiple.
     """
+    if type(value) is int and type(step) is int:
+        return value % step == 0
     try:
-        if isinstance(value, decimal.Decimal) or isinstance(
-            step, decimal.Decimal
-        ):
-            exact = decimal.Decimal(str(step))
-            return bool(decimal.Decimal(value) % exact == 0)
-        if isinstance(step, float):
-            try:
-                quotient = value / step
-                return bool(int(quotient) == quotient)
-            except (OverflowError, ValueError):
-                return (Fraction(value) / Fraction(step)).denominator == 1
-        return bool(value % step == 0)
-    except (ArithmeticError, ValueError):
+        return bool(
+            _EXACT.remainder(_as_decimal(value), _as_decimal(step)) == 0
+        )
+    except ArithmeticError:
         return False
 
 
@@ -425,24 +477,24 @@ def _constraint(  # noqa: C901 - one branch per keyword family
         expected = f"expected {noun} {symbol} {_show_bound(value)}"
         style = _bare_desc(node).style
 
-        def test_bound(given: Any, built: Any) -> str | None:
+        def bound_problem(given: Any, built: Any) -> str | None:
             if not _is_number(built) or holds(built, value):
                 return None
             return f"{expected}, got {show_value(given, style)}"
 
-        return test_bound
+        return bound_problem
     if keyword == "multipleOf":
         if not _finite_number(value) or not value > 0:  # type: ignore[operator]
             raise _bad_constraint(analysis, node, keyword, value)
         expected = f"expected a multiple of {_show_bound(value)}"
         style = _bare_desc(node).style
 
-        def test_multiple(given: Any, built: Any) -> str | None:
+        def multiple_problem(given: Any, built: Any) -> str | None:
             if not _is_number(built) or _is_multiple(built, value):
                 return None
             return f"{expected}, got {show_value(given, style)}"
 
-        return test_multiple
+        return multiple_problem
     count = _COUNTS.get(keyword)
     if count is not None:
         if type(value) is not int or value < 0:
@@ -451,29 +503,42 @@ def _constraint(  # noqa: C901 - one branch per keyword family
         at_least = side == "at least"
         expected = f"expected {side} {_counted(value, noun)}"
 
-        def test_count(given: Any, _: Any) -> str | None:
+        def count_problem(given: Any, _: Any) -> str | None:
             if not isinstance(given, json_types):
                 return None
-            size = len(given)
+            size = len(cast("Sized", given))
             if (size >= value) if at_least else (size <= value):
                 return None
             return f"{expected}, got {size}"
 
-        return test_count
+        return count_problem
     if keyword == "pattern":
         try:
             regex = re.compile(str(value))
         except re.error as exc:
-            raise _bad_constraint(analysis, node, keyword, value, exc) from None
+            raise _bad_constraint(
+                analysis, node, keyword, value, exc
+            ) from None
         expected = f"expected a string matching {_clip(str(value))!r}"
 
-        def test_pattern(given: Any, _: Any) -> str | None:
+        def pattern_problem(given: Any, _: Any) -> str | None:
             if not isinstance(given, str) or regex.search(given):
                 return None
             return f"{expected}, got {show_value(given, 'json')}"
 
-        return test_pattern
+        return pattern_problem
     raise _bad_constraint(analysis, node, keyword, value)
+
+
+@attrs.frozen
+class _Keyword:
+    """A constraint keyword and its value, shown as ``maxLength=3``."""
+
+    keyword: str
+    value: object
+
+    def __repr__(self) -> str:
+        return f"{self.keyword}={self.value!r}"
 
 
 def _bad_constraint(
@@ -484,11 +549,9 @@ def _bad_constraint(
     reason: object = None,
 ) -> SchemaError:
     """The SchemaError for a constraint the validator cannot enforce."""
-    because = f": {reason}" if reason is not None else ""
-    return analysis.error(
-        node.tp,
-        f"the constraint {keyword}={_clip(repr(value))} cannot be "
-        f"enforced{because}",
+    because = f" ({reason})" if reason is not None else ""
+    return analysis.constraint_error(
+        node.tp, _Keyword(keyword, value), f"cannot be enforced{because}"
     )
 
 
@@ -751,6 +814,17 @@ def _allowed(names: list[str]) -> str:
     return "allowed: " + ", ".join(names)
 
 
+def _loose_array(desc: Desc, make: Callable[[list[Any]], Any]) -> Check:
+    """A JSON array of anything, as a list or tuple."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return make(list(value))
+        raise _mismatch(desc, value)
+
+    return check
+
+
 class Compiler:
     """Compiles the nodes of one analysis into checks.
 
@@ -917,17 +991,17 @@ class Compiler:
         )
         item_check = self._item(node)
         if item_check is None:
-
-            def loose(value: Any) -> Any:
-                if isinstance(value, (list, tuple)):
-                    return make(list(value))
-                raise _mismatch(desc, value)
-
-            return loose
+            return _loose_array(desc, make)
+        same = unchanged_types(node.items[0])
 
         def check(value: Any) -> Any:
             if not isinstance(value, (list, tuple)):
                 raise _mismatch(desc, value)
+            for element in value:
+                if type(element) not in same:
+                    break
+            else:  # every item is already what its check would return
+                return make(list(value))
             out: list[Any] = []
             problems: list[Problem] = []
             for index, element in enumerate(value):
@@ -1069,8 +1143,10 @@ class Compiler:
                 f.key,
                 self.check(f.node),
                 f.required,
-                f"missing required property (expected "
-                f"{describe(f.node).text})",
+                (
+                    "missing required property (expected "
+                    f"{describe(f.node).text})"
+                ),
             )
             for f in info.fields
         ]
