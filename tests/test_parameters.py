@@ -138,3 +138,48 @@ class TestOptionalContextIsNeverAnArgument:
         assert result.is_error
         assert result.error is not None
         assert "ctx: unexpected argument" in result.error
+
+
+class TestFieldDefaults:
+    """``= Field(...)`` is the parameter's default plus its metadata."""
+
+    @staticmethod
+    def _registry() -> Registry:
+        pydantic = pytest.importorskip("pydantic")
+        registry = Registry()
+
+        @registry.tool
+        def repeat(
+            text: str,
+            n: int = pydantic.Field(2, ge=0, description="How often."),
+            tags: list[str] = pydantic.Field(default_factory=list),  # noqa: B008
+        ) -> list[object]:
+            """Repeat a text."""
+            return [text * n, tags]
+
+        return registry
+
+    @pytest.mark.parametrize("path", ["fast", "intercepted"])
+    def test_absent_arguments_get_the_field_default(self, path: str) -> None:
+        """The tool gets 2 and a fresh list, never a ``FieldInfo``."""
+        from doubles import PassThrough
+
+        interceptors = [PassThrough()] if path == "intercepted" else []
+        dispatcher = Dispatcher(self._registry(), interceptors=interceptors)
+        first = dispatcher.dispatch(ToolCall("repeat", '{"text": "ab"}'))
+        assert first.output == ["abab", []]
+        given = dispatcher.dispatch(
+            ToolCall("repeat", '{"text": "a", "n": 3, "tags": ["x"]}')
+        )
+        assert given.output == ["aaa", ["x"]]
+
+    def test_the_field_constraint_is_enforced(self) -> None:
+        """``ge=0`` refuses -1, naming the bound."""
+        dispatcher = Dispatcher(self._registry())
+        result = dispatcher.dispatch(
+            ToolCall("repeat", '{"text": "a", "n": -1}')
+        )
+        assert result.error is not None
+        assert "n: expected an integer >= 0, got -1" in result.error
+        schema = self._registry()["repeat"].definition().parameters
+        assert schema["properties"]["n"]["description"] == "How often."

@@ -101,6 +101,7 @@ class ArgumentStructurer:
         "_count",
         "_fast_get",
         "_fast_literals",
+        "_fills",
         "_names",
         "_required",
         "_specs",
@@ -134,7 +135,12 @@ class ArgumentStructurer:
         self._specs = tuple(specs)
         self._names = frozenset(spec[0] for spec in specs)
         self._count = len(specs)
-        self._required = frozenset(spec[0] for spec in specs if spec[2])
+        # Defaults toolctx supplies (pydantic ``= Field(...)``): absent,
+        # they send the call down the full path, which fills them in.
+        self._fills = {p.name: p for p in params if p.fill}
+        self._required = frozenset(
+            spec[0] for spec in specs if spec[2] or spec[0] in self._fills
+        )
         self._fast_get = fast_types.get
         self._fast_literals = fast_literals
         self._allowed = (
@@ -147,8 +153,10 @@ class ArgumentStructurer:
         """Validate *args*; return the keyword arguments to call with.
 
         Absent optional arguments are left out (Python fills in their
-        defaults). Flat arguments that already have their exact type
-        take a fast path that skips the checks.
+        defaults), except those whose default is a pydantic ``Field``:
+        its default (or factory's value) is passed. Flat arguments that
+        already have their exact type take a fast path that skips the
+        checks.
 
         Raises:
             ToolArgumentsError: Every unknown, missing or wrong argument,
@@ -209,6 +217,8 @@ class ArgumentStructurer:
                         f"missing required argument (expected {expected})",
                     )
                 )
+            elif name in self._fills:
+                out[name] = self._fills[name].fill_value()
         if found != len(args):
             errors.extend(
                 _argument_errors(

@@ -147,7 +147,7 @@ class FunctionTool(Generic[P, R]):
                 stream=self.is_stream or self.is_async_stream,
             ),
         )
-        self._structurer = ArgumentStructurer(params)
+        self._structurer = ArgumentStructurer(params, owner=owner)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the function directly, exactly as if undecorated."""

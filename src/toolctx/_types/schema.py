@@ -307,7 +307,7 @@ class _Renderer:
         return name
 
 
-DECIMAL_PATTERN = r"^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$"
+DECIMAL_PATTERN = r"^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?$"
 """The strings a ``Decimal`` parameter accepts: decimal numbers."""
 
 
