@@ -275,3 +275,84 @@ class TestOutputSchema:
             "type": "array",
             "items": {"type": "string"},
         }
+
+
+class Item(pydantic.BaseModel):
+    """An item to order."""
+
+    name: str
+    quantity: int = pydantic.Field(1, ge=1)
+
+    @pydantic.field_validator("name")
+    @classmethod
+    def _not_empty(cls, value: str) -> str:
+        if not value:
+            msg = "name must not be empty"
+            raise ValueError(msg)
+        return value
+
+
+def _shop() -> Any:
+    from toolctx import Registry
+
+    registry = Registry()
+
+    @registry.tool
+    def order(item: Item, copies: int = 1) -> Item:
+        """Order copies of an item."""
+        return item.model_copy(update={"quantity": item.quantity * copies})
+
+    @registry.tool
+    async def aorder(item: Item) -> Item:
+        """Order an item, asynchronously."""
+        return item
+
+    return registry
+
+
+class TestPydanticModels:
+    """A ``BaseModel`` parameter or return type, end to end."""
+
+    def test_schema_and_output_schema(self) -> None:
+        """The model's own schema, closed, in ``$defs``."""
+        definition = _shop()["order"].definition()
+        item = definition.parameters["$defs"]["Item"]
+        assert item["additionalProperties"] is False
+        assert item["properties"]["quantity"]["minimum"] == 1
+        assert definition.output_schema is not None
+        assert definition.output_schema["$ref"] == "#/$defs/Item"
+        jsonschema.Draft202012Validator.check_schema(definition.parameters)
+
+    @pytest.mark.parametrize("name", ["order", "aorder"])
+    def test_validated_by_pydantic_under_toolctx_rules(
+        self, name: str
+    ) -> None:
+        """Validators run; ``"2"`` is not 2; unknown keys are refused."""
+        import asyncio
+
+        from toolctx import Dispatcher, ToolCall
+
+        dispatcher = Dispatcher(_shop())
+        good = ToolCall(name, '{"item": {"name": "pen", "quantity": 2}}')
+        bad = ToolCall(name, '{"item": {"name": "", "quantity": "2", "x": 1}}')
+        for result in (
+            dispatcher.dispatch(good),
+            asyncio.run(dispatcher.adispatch(good)),
+        ):
+            assert result.output == {"name": "pen", "quantity": 2}
+        error = dispatcher.dispatch(bad).error
+        assert error is not None
+        assert "item.name: name must not be empty" in error
+        assert (
+            'item.quantity: expected an integer, got the string "2"' in error
+        )
+        assert "item.x: unexpected property" in error
+
+    def test_a_returned_model_is_dumped_in_json_mode(self) -> None:
+        """The tool returns a model; the result holds JSON data."""
+        from toolctx import Dispatcher, ToolCall
+
+        result = Dispatcher(_shop()).dispatch(
+            ToolCall("order", '{"item": {"name": "pen"}, "copies": 3}')
+        )
+        assert result.output == {"name": "pen", "quantity": 3}

@@ -32,6 +32,7 @@ Python                                     :class:`Kind`
 ``A | B``, ``Union``, ``Optional``         ``UNION`` (written order)
 TypedDict                                  ``TYPEDDICT``
 attrs class, dataclass                     ``CLASS``
+pydantic v2 ``BaseModel`` subclass         ``MODEL`` (pydantic's own)
 ``Annotated[T, "text"]``                   T, described by "text"
 ``NewType``, ``TypeAliasType``             the underlying type
 =========================================  ==============================
@@ -64,14 +65,15 @@ import typing_extensions
 
 from toolctx._docstrings import ParsedDocstring, parse_docstring
 from toolctx._keys import MISSING, type_name
+from toolctx._types.pydantic_check import UnsupportedModelError, is_model
 from toolctx.exceptions import SchemaError
 
 
 SUPPORTED_TYPES: Final = (
     "str, int, float, bool, None, Optional/Union, Literal, Enum, "
     "list/tuple/set/frozenset, dict[str, T], TypedDict, attrs classes, "
-    "dataclasses, datetime/date/time/timedelta, UUID, Decimal, Path, "
-    "bytes, Annotated"
+    "dataclasses, pydantic models, datetime/date/time/timedelta, UUID, "
+    "Decimal, Path, bytes, Annotated"
 )
 """The supported types, as named in :class:`SchemaError` messages."""
 
@@ -96,6 +98,7 @@ class Kind(enum.Enum):
     UNION = "union"
     TYPEDDICT = "typeddict"
     CLASS = "class"
+    MODEL = "model"
 
 
 CLASS_KINDS: Final = frozenset({Kind.ENUM, Kind.TYPEDDICT, Kind.CLASS})
@@ -424,6 +427,8 @@ class Analysis:
         elif attrs.has(cls) or dataclasses.is_dataclass(cls):
             kind = Kind.CLASS
             build = self._fields_info
+        elif is_model(cls):
+            return self._model(cls)
         else:
             raise self.error(cls)
         if cls not in self.classes and cls not in self._pending:
@@ -434,6 +439,16 @@ class Analysis:
                 self._pending.discard(cls)
         values = enum_values(cls) if kind is Kind.ENUM else ()
         return Node(kind, cls, values=values)
+
+    def _model(self, cls: type) -> Node:
+        """A pydantic model: validated, described and dumped by pydantic."""
+        from toolctx._types import pydantic
+
+        try:
+            pydantic.check(cls)
+        except UnsupportedModelError as exc:
+            raise self.error(cls, exc.reason) from None
+        return Node(Kind.MODEL, cls)
 
     def _enum_info(self, cls: type[enum.Enum]) -> ClassInfo:
         if issubclass(cls, enum.Flag):
@@ -766,7 +781,7 @@ def is_hashable(tp: Any, aliases: tuple[object, ...] = ()) -> bool:  # noqa: C90
         return False
     if issubclass(tp, enum.Enum):
         return True
-    if attrs.has(tp) or dataclasses.is_dataclass(tp):
+    if attrs.has(tp) or dataclasses.is_dataclass(tp) or is_model(tp):
         return getattr(tp, "__hash__", None) is not None
     return False
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from toolctx._types.model import init_fields
+from toolctx._types.pydantic_check import is_model
 from toolctx._types.validate import render_path
 
 
@@ -142,6 +143,13 @@ def convert(value: Any) -> Any:
     return converter(value)
 
 
+def _dump_model(value: object) -> object:
+    """A pydantic model in pydantic's JSON mode (imported only now)."""
+    from toolctx._types.pydantic import dump
+
+    return dump(value)
+
+
 def _converter(cls: type) -> Convert:
     """How to convert instances of exactly *cls*."""
     for test, text in _refusals:
@@ -149,6 +157,8 @@ def _converter(cls: type) -> Convert:
             return partial(_refused, text(cls))
     if issubclass(cls, enum.Enum):
         return lambda v: convert(v.value)
+    if is_model(cls):
+        return _dump_model
     if attrs.has(cls) or dataclasses.is_dataclass(cls):
         return _fields_converter(cls)
     if issubclass(cls, bool):

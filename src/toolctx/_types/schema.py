@@ -61,6 +61,7 @@ from toolctx._types.model import (
     is_in,
     json_scalar,
 )
+from toolctx._types.pydantic_check import is_model
 from toolctx.exceptions import SchemaError
 
 
@@ -121,19 +122,24 @@ def parameters_schema(params: Sequence[Param], *, owner: str) -> JSONSchema:
 
 
 def type_schema(
-    tp: Any, *, owner: str, parameter: str | None = None
+    tp: Any,
+    *,
+    owner: str,
+    parameter: str | None = None,
+    mode: str = "validation",
 ) -> tuple[JSONSchema, dict[str, JSONSchema]]:
     """Return ``(schema, defs)`` for the type expression *tp*.
 
     *schema* may hold ``{"$ref": "#/$defs/Name"}`` references to entries
     of *defs*, which the caller must place under the root ``"$defs"`` of
-    the document. *owner* and *parameter* only feed error messages.
+    the document. *owner* and *parameter* only feed error messages;
+    *mode* ``"serialization"`` describes output (pydantic models differ).
 
     Raises:
         SchemaError: *tp* (or a type nested in it) has no JSON Schema.
     """
     analysis = Analysis(owner, parameter)
-    renderer = _Renderer(analysis)
+    renderer = _Renderer(analysis, mode)
     schema = renderer.schema(analysis.node(tp))
     return schema, renderer.defs
 
@@ -166,7 +172,7 @@ def output_schema(
     if hint is None or hint is type(None) or is_in(hint, ANY):
         return None
     try:
-        schema, defs = type_schema(hint, owner=owner)
+        schema, defs = type_schema(hint, owner=owner, mode="serialization")
     except SchemaError:
         return None
     if stream:
@@ -179,8 +185,9 @@ def output_schema(
 class _Renderer:
     """Renders nodes of one analysis, collecting ``$defs``."""
 
-    def __init__(self, analysis: Analysis) -> None:
+    def __init__(self, analysis: Analysis, mode: str = "validation") -> None:
         self.analysis = analysis
+        self.mode: Any = mode  # pydantic models: "validation"/"serialization"
         self.defs: dict[str, JSONSchema] = {}
         self._names: dict[type, str] = {}
 
@@ -212,7 +219,7 @@ class _Renderer:
             schema["examples"] = [e for e in examples if e is not MISSING]
         return schema
 
-    def _bare(self, node: Node) -> JSONSchema:  # noqa: C901
+    def _bare(self, node: Node) -> JSONSchema:  # noqa: C901, PLR0912
         kind = node.kind
         plain = _PLAIN.get(kind)
         if plain is not None:
@@ -250,6 +257,14 @@ class _Renderer:
                 "items": self._item(node),
                 "uniqueItems": True,
             }
+        if kind is Kind.MODEL:
+            from toolctx._types.pydantic import model_schema
+
+            schema, defs = model_schema(
+                node.tp, mode=self.mode, taken=self.defs
+            )
+            self.defs.update(defs)
+            return schema
         if kind is Kind.MAPPING:
             if node.bare:
                 return {"type": "object"}
@@ -369,6 +384,14 @@ def _to_json(  # noqa: C901, PLR0912
         if isinstance(value, (set, frozenset)):
             items.sort(key=lambda item: json.dumps(item, sort_keys=True))
         return items
+    if is_model(type(value)):
+        from toolctx._types.output import NotJSONError
+        from toolctx._types.pydantic import dump
+
+        try:
+            return dump(value)
+        except NotJSONError:
+            return MISSING
     pairs: list[tuple[object, object]]
     if isinstance(value, collections.abc.Mapping):
         pairs = list(value.items())

@@ -860,6 +860,10 @@ class Compiler:
             return scalar
         if kind is Kind.FORMATTED:
             return self._formatted(node)
+        if kind is Kind.MODEL:
+            from toolctx._types.pydantic import compile_validator
+
+            return compile_validator(node.tp)
         if kind is Kind.UNION:
             return self._union(node)
         if kind is Kind.LITERAL:
