@@ -139,3 +139,45 @@ class TestPublish:
         assert bad.is_error
         assert "ContextValueTypeError" in (bad.error or "")
         assert seen == [0.25, None]
+
+
+class Connection:
+    """A host-side object no JSON type describes."""
+
+
+class TestPythonTypes:
+    """Keys hold Python values: any class, any mapping key type."""
+
+    @pytest.mark.parametrize(
+        ("tp", "good", "bad"),
+        [
+            (Connection, Connection(), "conn"),
+            (dict[int, str], {1: "a"}, {"1": "a"}),
+            (list[Connection], [Connection()], [Connection(), 1]),
+            (type[Connection], Connection, Connection()),
+            (set[int], {1, 2}, [1, 2]),
+        ],
+    )
+    def test_checks(self, tp: object, good: object, bad: object) -> None:
+        """Checked with isinstance and their items, never as JSON."""
+        key: ContextKey[object] = ContextKey(f"test_keys_py_{tp!r}", tp)
+        ctx = ExecutionContext().with_value(key, good)
+        assert ctx.get(key) is good
+        with pytest.raises(ContextValueTypeError):
+            ctx.with_value(key, bad)
+
+    def test_what_cannot_be_checked_fully_is_checked_as_far_as_it_can(
+        self,
+    ) -> None:
+        """A type variable takes anything; a callable type any callable."""
+        from collections.abc import Callable
+        from typing import TypeVar
+
+        anything: ContextKey[object] = ContextKey("test_keys_tv", TypeVar("T"))
+        assert ExecutionContext().with_value(anything, 3).get(anything) == 3
+        hook: ContextKey[object] = ContextKey(
+            "test_keys_callable", Callable[[int], str]
+        )
+        assert ExecutionContext().with_value(hook, str).get(hook) is str
+        with pytest.raises(ContextValueTypeError):
+            ExecutionContext().with_value(hook, 3)

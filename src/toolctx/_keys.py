@@ -3,31 +3,26 @@
 from __future__ import annotations
 
 import builtins
-import enum
 import threading
-import types
-import typing
 
-from collections.abc import Collection, Mapping
 from typing import Any, Generic, TypeVar, cast, final, overload
 
-from typing_extensions import is_typeddict
-
+from toolctx._types.instance import matches
+from toolctx._types.model import MISSING, _Missing, type_name
 from toolctx.exceptions import ContextKeyConflictError, ContextValueTypeError
 
 
+__all__ = [
+    "MISSING",
+    "ContextKey",
+    "RawValue",
+    "known_key",
+    "matches",
+    "type_name",
+]
+
+
 T = TypeVar("T")
-
-
-class _Missing(enum.Enum):
-    MISSING = enum.auto()
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING = _Missing.MISSING
-"""Sentinel for "no default"."""
 
 
 @final
@@ -182,63 +177,3 @@ def _key_with_default(name: str, tp: Any, default: Any) -> ContextKey[Any]:
 def known_key(name: str) -> ContextKey[Any] | None:
     """Return the first key created under *name* in this process, if any."""
     return _KNOWN_KEYS.get(name)
-
-
-def type_name(tp: object) -> str:
-    """Render a type for an error message: ``int``, ``list[str]``..."""
-    if isinstance(tp, type) and not typing.get_args(tp):
-        return tp.__qualname__
-    return repr(tp).replace("typing.", "")
-
-
-def matches(value: object, tp: Any) -> bool:  # noqa: C901, PLR0912
-    """Whether *value* is an instance of the type expression *tp*."""
-    if tp is Any or tp is object:
-        return True
-    if tp is None or tp is type(None):
-        return value is None
-    if tp is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if tp is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    origin = typing.get_origin(tp)
-    if origin is None:
-        if is_typeddict(tp):
-            return isinstance(value, Mapping)
-        if isinstance(tp, TypeVar):
-            return True
-        try:
-            return isinstance(value, tp)
-        except TypeError:
-            return True
-    args = typing.get_args(tp)
-    if origin is typing.Annotated:
-        return matches(value, args[0])
-    if origin is typing.Union or origin is types.UnionType:
-        return any(matches(value, a) for a in args)
-    if origin is typing.Literal:
-        return any(type(value) is type(a) and value == a for a in args)
-    if origin is type:
-        return isinstance(value, type)
-    if not isinstance(origin, type):
-        return True
-    if not isinstance(value, origin):
-        return False
-    if not args:
-        return True
-    if issubclass(origin, tuple):
-        tup = cast("tuple[object, ...]", value)
-        if len(args) == 2 and args[1] is Ellipsis:  # noqa: PLR2004
-            return all(matches(v, args[0]) for v in tup)
-        return len(tup) == len(args) and all(
-            matches(v, a) for v, a in zip(tup, args, strict=True)
-        )
-    if issubclass(origin, Mapping):
-        mapping = cast("Mapping[object, object]", value)
-        kt, vt = args if len(args) == 2 else (Any, Any)  # noqa: PLR2004
-        return all(
-            matches(k, kt) and matches(v, vt) for k, v in mapping.items()
-        )
-    if issubclass(origin, Collection):
-        return all(matches(v, args[0]) for v in cast("list[object]", value))
-    return True

@@ -64,9 +64,26 @@ import attrs
 import typing_extensions
 
 from toolctx._docstrings import ParsedDocstring, parse_docstring
-from toolctx._keys import MISSING, type_name
 from toolctx._types.pydantic_check import UnsupportedModelError, is_model
 from toolctx.exceptions import SchemaError
+
+
+class _Missing(enum.Enum):
+    MISSING = enum.auto()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final = _Missing.MISSING
+"""Sentinel for "no default"."""
+
+
+def type_name(tp: object) -> str:
+    """Render a type for an error message: ``int``, ``list[str]``..."""
+    if isinstance(tp, type) and not typing.get_args(tp):
+        return tp.__qualname__
+    return repr(tp).replace("typing.", "")
 
 
 SUPPORTED_TYPES: Final = (
@@ -99,6 +116,7 @@ class Kind(enum.Enum):
     TYPEDDICT = "typeddict"
     CLASS = "class"
     MODEL = "model"
+    INSTANCE = "instance"
 
 
 CLASS_KINDS: Final = frozenset({Kind.ENUM, Kind.TYPEDDICT, Kind.CLASS})
@@ -254,14 +272,29 @@ class Analysis:
     kept in :attr:`classes`; a class met again while its own fields are
     being analysed (a recursive class) is simply a node naming it.
 
+    With *python*, the analysis describes Python values instead of JSON
+    (the types of ``ContextKey`` slots): any class is an ``INSTANCE``
+    node (checked with ``isinstance``, its fields not analysed), mapping
+    keys may be of any type (``items`` is ``(value, key)``), type
+    variables and forms without a runtime check are ``ANY``, and
+    ``Annotated`` metadata is ignored.
+
     Args:
         owner: The function's qualified name, for error messages.
         parameter: The parameter being analysed, for error messages.
+        python: Describe Python values (see above).
     """
 
-    def __init__(self, owner: str, parameter: str | None = None) -> None:
+    def __init__(
+        self,
+        owner: str,
+        parameter: str | None = None,
+        *,
+        python: bool = False,
+    ) -> None:
         self.owner = owner
         self.parameter = parameter
+        self.python = python
         self.classes: dict[type, ClassInfo] = {}
         self._pending: set[type] = set()
         self._inside: list[str] = []
@@ -271,11 +304,13 @@ class Analysis:
         """The fields and description of a class node's class."""
         return self.classes[cls]
 
-    def node(self, tp: Any) -> Node:  # noqa: C901
+    def node(self, tp: Any) -> Node:  # noqa: C901, PLR0912
         """The node of the type expression *tp*."""
         origin = typing_extensions.get_origin(tp)
         args = typing_extensions.get_args(tp)
         if origin is not None and is_in(origin, ANNOTATED):
+            if self.python:
+                return self.node(args[0])
             return self._annotated(self.node(args[0]), args[1:])
         if isinstance(tp, ALIAS_TYPES):
             return self._alias(tp)
@@ -284,12 +319,16 @@ class Analysis:
         for scalar, kind, fmt in _SCALARS:
             if tp is scalar:
                 return Node(kind, tp, format=fmt)
-        if is_in(tp, ANY):
+        if is_in(tp, ANY) or (self.python and isinstance(tp, typing.TypeVar)):
             return Node(Kind.ANY, tp)
         if origin is not None and is_in(origin, UNION):
             return Node(Kind.UNION, tp, tuple(self.node(a) for a in args))
         if origin is not None and is_in(origin, LITERAL):
+            if self.python:
+                return Node(Kind.LITERAL, tp, values=args)
             return self._literal(tp, args)
+        if self.python:
+            return self._python(tp, origin, args)
         if origin is not None or is_in(tp, _BARE_CONTAINERS):
             return self._generic(tp, origin or tp, args)
         if isinstance(tp, type):
@@ -297,6 +336,38 @@ class Analysis:
                 return Node(Kind.FORMATTED, tp, format="path")
             return self._class(tp)
         raise self.error(tp)
+
+    def _python(  # noqa: C901 - one branch per kind of generic
+        self, tp: Any, origin: Any, args: tuple[Any, ...]
+    ) -> Node:
+        """The node of a Python value type (see *python*)."""
+        if origin is None:
+            if not isinstance(tp, type):
+                return Node(Kind.ANY, tp)  # nothing to check at run time
+            if typing_extensions.is_typeddict(tp):
+                return Node(Kind.INSTANCE, cabc.Mapping)
+            return Node(Kind.INSTANCE, tp)
+        if origin is type:
+            return Node(Kind.INSTANCE, type)
+        if not isinstance(origin, type):
+            return Node(Kind.ANY, tp)
+        if not args:
+            return Node(Kind.INSTANCE, origin)
+        if issubclass(origin, tuple):
+            if len(args) == 2 and args[1] is Ellipsis:  # noqa: PLR2004
+                item = self.node(args[0])
+                return Node(Kind.ARRAY, tp, (item,), container=origin)
+            fixed = () if args == ((),) else args
+            items = tuple(self.node(arg) for arg in fixed)
+            return Node(Kind.TUPLE, tp, items, container=origin)
+        if issubclass(origin, cabc.Mapping):
+            key, value = args if len(args) == 2 else (Any, Any)  # noqa: PLR2004
+            items = (self.node(value), self.node(key))
+            return Node(Kind.MAPPING, tp, items, container=origin)
+        if issubclass(origin, cabc.Collection):
+            item = self.node(args[0])
+            return Node(Kind.ARRAY, tp, (item,), container=origin)
+        return Node(Kind.INSTANCE, origin)
 
     def _annotated(self, node: Node, metadata: tuple[Any, ...]) -> Node:
         """*node* with what ``Annotated`` metadata adds to it.

@@ -50,9 +50,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import typing_extensions
 
-from toolctx._keys import MISSING
 from toolctx._types.model import (
     ANY,
+    MISSING,
     UNSAFE_NAME,
     Analysis,
     Kind,
