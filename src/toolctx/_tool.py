@@ -15,7 +15,7 @@ from typing_extensions import ParamSpec
 
 from toolctx._context import ExecutionContext
 from toolctx._current import get_current
-from toolctx._keys import MISSING
+from toolctx._keys import MISSING, type_name
 from toolctx._params import Param
 from toolctx._records import ToolDefinition
 from toolctx.exceptions import (
@@ -251,6 +251,19 @@ def _return_hint(fn: Callable[..., Any]) -> Any:
         return None
 
 
+def _as_written(fn: Callable[..., Any], name: str, hint: object) -> object:
+    """*name*'s annotation as written.
+
+    CPython 3.10's ``get_type_hints`` adds ``Optional`` to a parameter
+    that defaults to None; the written one says whether the author did.
+    """
+    try:
+        written = inspect.get_annotations(fn, eval_str=True).get(name, hint)
+    except Exception:  # noqa: BLE001 - the resolved hint is good enough
+        return hint
+    return written
+
+
 def _field_default(
     default: object,
 ) -> tuple[object, Callable[[], object] | None] | None:
@@ -344,8 +357,9 @@ def _parameters(
                 )
             )
             continue
-        if default is None and not _admits_none(hint):
-            shown = getattr(hint, "__name__", None) or repr(hint)
+        written = _as_written(fn, p.name, hint) if default is None else hint
+        if default is None and not _admits_none(written):
+            shown = type_name(written)
             msg = (
                 f"Parameter {p.name!r} of {owner} defaults to None, but its "
                 f"type {shown} does not admit None. Write "
