@@ -125,14 +125,13 @@ class FunctionTool(Generic[P, R]):
         self.description = (
             description if description is not None else doc.summary
         )
-        params, ctx_params = _parameters(
+        params, ctx_params, hints = _parameters(
             fn,
             owner,
             doc.params,
             raw_doc if isinstance(raw_doc, str) else None,
         )
         self.context_parameters = ctx_params
-        hints = typing.get_type_hints(fn) if ctx_params else {}
         self._context_optional = all(
             _admits_none(hints[name]) for name in ctx_params
         )
@@ -142,7 +141,7 @@ class FunctionTool(Generic[P, R]):
             description=self.description,
             parameters=parameters_schema(params, owner=owner),
             output_schema=output_schema(
-                _return_hint(fn),
+                hints.get("return"),
                 owner=owner,
                 stream=self.is_stream or self.is_async_stream,
             ),
@@ -243,14 +242,6 @@ def _admits_none(hint: object) -> bool:
     return not isinstance(hint, type) and origin is None
 
 
-def _return_hint(fn: Callable[..., Any]) -> Any:
-    """The return annotation of *fn* (None when absent or unresolvable)."""
-    try:
-        return typing.get_type_hints(fn, include_extras=True).get("return")
-    except Exception:  # noqa: BLE001 - the parameters report this
-        return None
-
-
 def _as_written(fn: Callable[..., Any], name: str, hint: object) -> object:
     """*name*'s annotation as written.
 
@@ -306,7 +297,8 @@ def _parameters(
     owner: str,
     docs: Mapping[str, str],
     raw_doc: str | None = None,
-) -> tuple[list[Param], tuple[str, ...]]:
+) -> tuple[list[Param], tuple[str, ...], dict[str, Any]]:
+    """The model-visible parameters, the injected ones, and all the hints."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
@@ -368,7 +360,7 @@ def _parameters(
             )
             raise SchemaError(msg, function=owner, parameter=p.name)
         params.append(Param(p.name, hint, default, docs.get(p.name)))
-    return params, tuple(ctx_params)
+    return params, tuple(ctx_params), hints
 
 
 @overload

@@ -326,8 +326,8 @@ DECIMAL_PATTERN = r"^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?$"
 """The strings a ``Decimal`` parameter accepts: decimal numbers."""
 
 
-def _json_kind(value: object) -> str:
-    """The JSON Schema type name of a scalar *value*."""
+def json_type(value: object) -> str:
+    """The JSON Schema ``type`` of a scalar *value* (``object`` otherwise)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -336,13 +336,15 @@ def _json_kind(value: object) -> str:
         return "integer"
     if isinstance(value, float):
         return "number"
-    return "string"
+    if isinstance(value, str):
+        return "string"
+    return "object"
 
 
 def enum_schema(values: list[object]) -> JSONSchema:
     """``{"enum": values}``, plus ``type`` when all share one JSON type."""
     schema: JSONSchema = {"enum": values}
-    kinds = [_json_kind(value) for value in values]
+    kinds = [json_type(value) for value in values]
     if kinds and all(kind == kinds[0] for kind in kinds):
         schema["type"] = kinds[0]
     return schema

@@ -35,6 +35,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+from toolctx._types.schema import json_type
 from toolctx.providers._errors import ProviderSchemaError
 from toolctx.providers._render import plain
 
@@ -362,7 +363,7 @@ def _gemini(  # noqa: C901
                 for name, sub in value.items()
             }
     if "enum" in out and not all(
-        _kind(v) in {"string", "number", "integer"} for v in out["enum"]
+        json_type(v) in {"string", "number", "integer"} for v in out["enum"]
     ):
         out = _typed_enum(out, bool_enum=False)
     _note_default(out, node)
@@ -380,7 +381,7 @@ def _typed_enum(node: Schema, *, bool_enum: bool) -> Schema:
     """
     groups: dict[str, list[object]] = {}
     for value in node["enum"]:
-        groups.setdefault(_kind(value), []).append(value)
+        groups.setdefault(json_type(value), []).append(value)
     options: list[Schema] = []
     for kind, members in groups.items():
         if kind == "null" or (kind == "boolean" and not bool_enum):
@@ -559,21 +560,6 @@ def _types(value: object) -> set[str]:
     if isinstance(value, list):
         return {v for v in value if isinstance(v, str)}
     return set()
-
-
-def _kind(value: object) -> str:
-    """The JSON Schema type of a scalar enum member."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "object"
 
 
 def _escape(name: str) -> str:
