@@ -264,19 +264,12 @@ class TestLostContextMessage:
         assert output(dispatcher, "fetch_bound")[0] == "bound to fetch_bound"
 
 
-def hook_points() -> list[tuple[str, str, object]]:
-    """Each hooked module's binding names and what they point at now."""
-    return [
-        (name, attr, getattr(importlib.import_module(name), attr))
-        for name in _diagnostics._HOOKED_MODULES
-        for attr in _diagnostics._HOOK_POINTS
-    ]
-
-
-ORIGINALS = {
-    "set_current": _current.set_current,
-    "reset_current": _current.reset_current,
-}
+def seam_is_plain() -> bool:
+    """Whether the bind seam binds with the ContextVar's own set/reset."""
+    return (
+        _current.SEAM.bind is _current.set_current
+        and _current.SEAM.unbind is _current.reset_current
+    )
 
 
 class TestCost:
@@ -285,38 +278,38 @@ class TestCost:
     def test_off_the_dispatcher_binds_with_the_plain_contextvar(
         self, dispatcher: Dispatcher
     ) -> None:
-        """Off, every call-running module binds with ContextVar.set/reset."""
-        for _, attr, value in hook_points():
-            assert value is ORIGINALS[attr]
+        """Off, the one bind seam is ContextVar.set/reset themselves."""
+        assert seam_is_plain()
+        assert not _current.SEAM.plugged
         assert output(dispatcher, "running")[0] == []
 
-    def test_every_module_that_binds_calls_is_hooked(self) -> None:
-        """Any toolctx module importing set_current/reset_current is hooked."""
+    def test_calls_are_bound_only_through_the_seam(self) -> None:
+        """No toolctx module binds a call's context but through the seam.
+
+        Diagnostics plug into one place; a module holding the
+        ContextVar's own set/reset under a name of its own would bind
+        calls the diagnostics never see.
+        """
         binders = set()
+        plain = {id(_current.set_current), id(_current.reset_current)}
         for info in pkgutil.walk_packages(toolctx.__path__, "toolctx."):
             try:
                 module = importlib.import_module(info.name)
             except ImportError:  # an optional dependency is missing
                 continue
-            if any(
-                vars(module).get(attr) is original
-                for attr, original in ORIGINALS.items()
-            ):
+            if any(id(value) in plain for value in vars(module).values()):
                 binders.add(info.name)
-        binders.discard("toolctx._current")
-        assert "toolctx._dispatch" in binders
-        assert binders <= set(_diagnostics._HOOKED_MODULES)
+        assert binders == {"toolctx._current"}
 
-    def test_enabling_swaps_in_tracking_and_disabling_swaps_back(
+    def test_enabling_plugs_tracking_and_disabling_unplugs_it(
         self,
     ) -> None:
-        """Enabling replaces every hook point; disabling restores them."""
+        """Enabling plugs tracking into the seam; disabling takes it out."""
         enable_lost_context_diagnostics()
-        for _, attr, value in hook_points():
-            assert value is not ORIGINALS[attr]
+        assert _current.SEAM.plugged
+        assert not seam_is_plain()
         disable_lost_context_diagnostics()
-        for _, attr, value in hook_points():
-            assert value is ORIGINALS[attr]
+        assert seam_is_plain()
 
     @pytest.mark.usefixtures("debug")
     def test_on_a_call_is_tracked_while_it_runs(
@@ -355,8 +348,7 @@ class TestCost:
         assert lost_context_diagnostics_enabled()
         disable_lost_context_diagnostics()
         assert not lost_context_diagnostics_enabled()
-        for _, attr, value in hook_points():
-            assert value is ORIGINALS[attr]
+        assert seam_is_plain()
 
 
 class TestEnvironment:

@@ -36,7 +36,7 @@ from toolctx import (
     set_state,
     tool,
 )
-from toolctx import _dispatch as dispatch_module
+from toolctx.dispatch import dispatcher as dispatch_module
 from toolctx.providers import anthropic, openai
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolctx._calls import ArgumentLimits, ToolTimeoutError
 from toolctx._context import ExecutionContext
 from toolctx._current import (
     current_context,
@@ -24,7 +23,6 @@ from toolctx._diagnostics import (
     enable_lost_context_diagnostics,
     lost_context_diagnostics_enabled,
 )
-from toolctx._dispatch import Dispatcher
 from toolctx._interceptors import (
     PERMISSIONS,
     AuditLog,
@@ -69,6 +67,8 @@ from toolctx._threads import (
     bind_context,
 )
 from toolctx._tool import FunctionTool, tool
+from toolctx.dispatch.dispatcher import Dispatcher
+from toolctx.dispatch.steps import ArgumentLimits
 from toolctx.exceptions import (
     ArgumentError,
     ContextDataError,
@@ -83,6 +83,7 @@ from toolctx.exceptions import (
     ToolArgumentsError,
     ToolctxError,
     ToolDenied,
+    ToolTimeoutError,
     UnknownToolError,
 )
 

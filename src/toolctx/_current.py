@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextvars import ContextVar, Token
 from types import TracebackType
-from typing import Any, cast, final
+from typing import Any, Final, cast, final
 
 from toolctx._context import RECORD_LOCK, ExecutionContext
 from toolctx._keys import ContextKey
@@ -18,6 +18,55 @@ _CURRENT: ContextVar[ExecutionContext | None] = ContextVar(
 get_current = _CURRENT.get
 set_current = _CURRENT.set
 reset_current = _CURRENT.reset
+
+
+@final
+class BindSeam:
+    """The one place where dispatched calls bind and unbind their context.
+
+    The call shells (``toolctx.dispatch.run``, ``toolctx.dispatch.stream``
+    and the remote worker) bind a call's context with ``SEAM.bind(ctx)``
+    and unbind it with ``SEAM.unbind(token)``, and nothing else binds a
+    dispatched call. Lost-context diagnostics plug tracking versions in
+    with :meth:`plug` and take them out with :meth:`unplug`. Unplugged,
+    the two attributes are the ContextVar's own ``set`` and ``reset``, so
+    the seam costs one attribute load per bind.
+    """
+
+    __slots__ = ("bind", "unbind")
+
+    def __init__(self) -> None:
+        self.bind: Callable[
+            [ExecutionContext | None], Token[ExecutionContext | None]
+        ] = set_current
+        self.unbind: Callable[[Token[ExecutionContext | None]], None] = (
+            reset_current
+        )
+
+    def plug(
+        self,
+        bind: Callable[
+            [ExecutionContext | None], Token[ExecutionContext | None]
+        ],
+        unbind: Callable[[Token[ExecutionContext | None]], None],
+    ) -> None:
+        """Bind and unbind calls' contexts through *bind* and *unbind*."""
+        self.bind = bind
+        self.unbind = unbind
+
+    def unplug(self) -> None:
+        """Go back to the ContextVar's own ``set`` and ``reset``."""
+        self.bind = set_current
+        self.unbind = reset_current
+
+    @property
+    def plugged(self) -> bool:
+        """Whether hooks are plugged in."""
+        return self.bind is not set_current
+
+
+SEAM: Final = BindSeam()
+"""The bind seam of every dispatched call (see :class:`BindSeam`)."""
 # The innermost open use_context() block; each block links to the one it
 # opened inside, so an exit can tell whether it is the innermost one.
 _OPEN_BLOCK: ContextVar[use_context | None] = ContextVar(

@@ -7,12 +7,11 @@ With diagnostics on, the dispatcher keeps a process-wide list of the
 calls running right now, and the error names the call that is running
 elsewhere and the one-line fix.
 
-Diagnostics cost nothing while off: enabling them swaps the two functions
-the dispatcher binds and unbinds a call's context with (``set_current`` /
-``reset_current``, imported from ``toolctx._current`` by ``_dispatch``,
-``_streaming`` and ``_remote``) for tracking versions, and disabling swaps
-the originals back, so the dispatcher's hot path is the same code as when
-diagnostics never existed.
+Diagnostics cost nothing while off: they plug tracking versions of bind
+and unbind into the one bind seam of dispatched calls
+(:data:`toolctx._current.SEAM`) when enabled and unplug them when
+disabled, so the dispatcher binds with the ContextVar's own ``set`` and
+``reset`` whenever they are off.
 
 Turn them on with :func:`enable_lost_context_diagnostics` or by setting
 the environment variable ``TOOLCTX_DEBUG_LOST_CONTEXT`` to ``1`` (or
@@ -23,7 +22,6 @@ toolctx is imported.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
 import threading
 import warnings
@@ -39,20 +37,6 @@ ENV_VAR = "TOOLCTX_DEBUG_LOST_CONTEXT"
 _FALSE = frozenset({"", "0", "false", "no", "off"})
 # current_context() calls _current.<_HOOK>() when it returns None, if set.
 _HOOK = "_missing_context_hook"
-# The modules that bind a dispatched call's context, and the names they
-# bind and unbind it with (imported from toolctx._current). Enabling swaps
-# these names for tracking versions; a test fails if a module that imports
-# them is missing here.
-_HOOKED_MODULES = (
-    "toolctx._dispatch",
-    "toolctx._fastpath",
-    "toolctx._streaming",
-    "toolctx._remote",
-)
-_HOOK_POINTS = ("set_current", "reset_current")
-
-_bind = _current.set_current
-_unbind = _current.reset_current
 
 
 class LostContextWarning(RuntimeWarning):
@@ -118,7 +102,7 @@ def enable_lost_context_diagnostics(*, warn: bool = False) -> None:
     global _enabled, _warn  # noqa: PLW0603 - the process-wide switch
     with _lock:
         if not _enabled:
-            _swap(_tracking_bind, _tracking_unbind)
+            _current.SEAM.plug(_tracking_bind, _tracking_unbind)
             _enabled = True
         _warn = bool(warn)
         setattr(_current, _HOOK, _warn_missing_context if _warn else None)
@@ -135,7 +119,7 @@ def disable_lost_context_diagnostics() -> None:
     with _lock:
         setattr(_current, _HOOK, None)
         if _enabled:
-            _swap(_bind, _unbind)
+            _current.SEAM.unplug()
         _enabled = _warn = False
         _running.clear()
 
@@ -166,7 +150,7 @@ def lost_context_hint() -> str | None:
 def _tracking_bind(
     ctx: ExecutionContext | None,
 ) -> Token[ExecutionContext | None]:
-    token = _bind(ctx)
+    token = _current.set_current(ctx)
     if ctx is not None:
         thread = threading.current_thread()
         running = _Running(
@@ -184,24 +168,10 @@ def _tracking_bind(
 
 def _tracking_unbind(token: Token[ExecutionContext | None]) -> None:
     try:
-        _unbind(token)
+        _current.reset_current(token)
     finally:
         with _lock:
             _running.pop(id(token), None)
-
-
-def _swap(bind: object, unbind: object) -> None:
-    """Point the binding names of every call-running module at these."""
-    for name in _HOOKED_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:  # pragma: no cover - trimmed tree
-            if exc.name != name:
-                raise
-            continue
-        for attr, value in zip(_HOOK_POINTS, (bind, unbind), strict=True):
-            if hasattr(module, attr):
-                setattr(module, attr, value)
 
 
 def _running_calls() -> list[_Running]:

@@ -20,7 +20,6 @@ from typing import IO, Any, Literal, TypeAlias, cast, final
 
 import attrs
 
-from toolctx._calls import decode_json
 from toolctx._context import ExecutionContext
 from toolctx._frozen import freeze_mapping
 from toolctx._keys import ContextKey
@@ -28,6 +27,7 @@ from toolctx._protocols import Tool
 from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import Registry
 from toolctx._tool import FunctionTool
+from toolctx.dispatch.steps import decode_json
 from toolctx.exceptions import ToolDenied
 
 

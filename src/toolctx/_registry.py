@@ -14,62 +14,12 @@ from typing_extensions import ParamSpec
 
 from toolctx._protocols import Tool
 from toolctx._records import ToolDefinition
-from toolctx._tool import FunctionTool, check_tool_name, tool
+from toolctx._tool import FunctionTool, ToolEntry, check_tool_name, tool
 from toolctx.exceptions import DuplicateToolError, UnknownToolError
 
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-
-SYNC = 0
-"""``ToolEntry.mode``: a plain function or ``execute``."""
-ASYNC = 1
-"""``ToolEntry.mode``: a coroutine function."""
-STREAM = 2
-"""``ToolEntry.mode``: a generator function (streaming tool)."""
-ASYNC_STREAM = 3
-"""``ToolEntry.mode``: an async generator function (streaming tool)."""
-
-
-def _mode(fn: Callable[..., Any]) -> int:
-    if inspect.iscoroutinefunction(fn):
-        return ASYNC
-    if inspect.isasyncgenfunction(fn):
-        return ASYNC_STREAM
-    if inspect.isgeneratorfunction(fn):
-        return STREAM
-    return SYNC
-
-
-@final
-class ToolEntry:
-    """What the registry knows of one tool, computed once at registration."""
-
-    __slots__ = (
-        "definition",
-        "flat",
-        "flat_async",
-        "function_tool",
-        "inline",
-        "mode",
-        "timeout",
-        "tool",
-    )
-
-    def __init__(self, tool: Tool, definition: ToolDefinition) -> None:
-        self.tool = tool
-        self.definition = definition
-        ft = tool if isinstance(tool, FunctionTool) else None
-        self.function_tool: FunctionTool[Any, Any] | None = ft
-        self.mode = _mode(ft.fn if ft is not None else tool.execute)
-        self.timeout: float | None = ft.timeout if ft is not None else None
-        self.inline: bool = ft.inline if ft is not None else False
-        # Function tools eligible for the dispatcher's fast paths.
-        self.flat = ft is not None and self.mode == SYNC
-        self.flat_async = (
-            ft is not None and self.mode == ASYNC and self.timeout is None
-        )
 
 
 @final
@@ -97,12 +47,15 @@ class Registry(Mapping[str, Tool]):
     .. versionadded:: 0.1.0
     """
 
-    __slots__ = ("_definitions", "_entries", "_fingerprint", "_lock")
+    __slots__ = ("_definitions", "_entries", "_fingerprint", "_lock", "entry")
 
     def __init__(
         self, tools: Iterable[Tool | Callable[..., Any]] = ()
     ) -> None:
         self._entries: dict[str, ToolEntry] = {}
+        # The call plan registered for a name, or None (internal): the
+        # dict's own get, for the dispatcher's hot path.
+        self.entry: Callable[[str], ToolEntry | None] = self._entries.get
         self._lock = threading.RLock()
         self._definitions: tuple[ToolDefinition, ...] | None = None
         self._fingerprint: str | None = None
@@ -128,10 +81,6 @@ class Registry(Mapping[str, Tool]):
 
     def __repr__(self) -> str:
         return f"<toolctx.Registry(num_tools={len(self._entries)})>"
-
-    def entry(self, name: str) -> ToolEntry | None:
-        """Return the registration record for *name*, or None (internal)."""
-        return self._entries.get(name)
 
     # -- registration ------------------------------------------------------
 

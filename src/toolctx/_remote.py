@@ -27,46 +27,38 @@ import weakref
 from collections.abc import Awaitable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
+from functools import partial
 from time import perf_counter_ns
 from typing import Any, final
 
 import attrs
 
-from toolctx._arguments import (
-    structure_value,
-    unstructure_output,
-)
-from toolctx._calls import (
-    Failure,
-    acollect,
-    collect,
-    invoke,
-    prepare,
-    propagates,
-    run_to_end,
-    tool_failure,
-    with_timeout,
-)
+from toolctx._arguments import structure_value
 from toolctx._codec import check_format, mapping_field, value_to_json
 from toolctx._context import (
     CallRecorder,
     ExecutionContext,
     derive_call_context,
 )
-from toolctx._current import reset_current, set_current
 from toolctx._frozen import freeze_mapping
 from toolctx._keys import known_key
 from toolctx._protocols import Tool
 from toolctx._records import ToolCall, ToolResult
-from toolctx._registry import (
-    ASYNC,
-    STREAM,
-    SYNC,
-    Registry,
-    ToolEntry,
-)
+from toolctx._registry import Registry
 from toolctx._text import exception_text
-from toolctx._tool import FunctionTool
+from toolctx._tool import FunctionTool, ToolEntry
+from toolctx.dispatch.core import Core, Prepared
+from toolctx.dispatch.run import run_sync
+from toolctx.dispatch.steps import (
+    DEFAULT_LIMITS,
+    Failure,
+    decode_arguments,
+    propagates,
+    run_to_end,
+    structure,
+    tool_failure,
+    with_timeout,
+)
 from toolctx.exceptions import (
     ContextDataError,
     ScopeError,
@@ -727,32 +719,49 @@ def run_remote(call: RemoteCall) -> RemoteOutcome:
         if propagates(exc, awaited=False):
             raise
         return _failed(_setup_failure(request, exc), recorder, start)
+    detail = call.include_exception_messages
+    core = Core(
+        {request.name: entry}.get,
+        lambda: [request.name],
+        (),
+        DEFAULT_LIMITS,
+        detail=detail,
+    )
     try:
-        fn, args = prepare(request, entry, ctx)
-        token = set_current(ctx)
-        try:
-            output = unstructure_output(_body(entry, fn, args, call))
-        finally:
-            reset_current(token)
-        metadata = _json_entries(recorder.metadata, "published value")
-        changes = _json_entries(recorder.state_changes, "state change")
+        decoded = decode_arguments(request, entry, DEFAULT_LIMITS)
+        structurer = entry.structurer
+        args = (
+            decoded
+            if structurer is None
+            else structure(request, structurer, decoded)
+        )
+        for name in entry.context_parameters:
+            args[name] = ctx
     except Failure as failure:
         return _failed(failure, recorder, start)
-    except BaseException as exc:
-        # Nothing can cancel this call from outside: a CancelledError
-        # here is the tool's own, a failure like SystemExit.
-        if propagates(exc, awaited=False):
-            raise
-        hinted = _with_scope_hint(exc, call, ctx)
+    prepared = Prepared(request, ctx, entry, args, decoded, 0, start)
+    result = run_sync(core, prepared, partial(_run_async, call=call))
+    if result.is_error:
+        raised = result.exception
+        hinted = (
+            None if raised is None else _with_scope_hint(raised, call, ctx)
+        )
         return _failed(
-            tool_failure(
-                request, hinted, detail=call.include_exception_messages
-            ),
+            Failure(result.error or "", raised)
+            if hinted is None or hinted is raised
+            else tool_failure(request, hinted, detail=detail),
             recorder,
             start,
         )
+    try:
+        metadata = _json_entries(recorder.metadata, "published value")
+        changes = _json_entries(recorder.state_changes, "state change")
+    except ContextDataError as exc:
+        return _failed(
+            tool_failure(request, exc, detail=detail), recorder, start
+        )
     return RemoteOutcome(
-        output=output,
+        output=result.output,
         metadata=metadata,
         state_changes=changes,
         worker=worker_name(),
@@ -803,21 +812,6 @@ def _load_scope(ref: str, ctx: ExecutionContext) -> object:
         )
         raise ScopeError(msg)
     return scope
-
-
-def _body(entry: ToolEntry, fn: Any, args: Any, call: RemoteCall) -> Any:
-    """Run the tool body (context bound by the caller); return its value."""
-    value = invoke(entry, fn, args)
-    mode = entry.mode
-    if mode == SYNC:
-        if entry.function_tool is None and inspect.isawaitable(value):
-            return _run_async(value, call)
-        return value
-    if mode == ASYNC:
-        return _run_async(value, call)
-    if mode == STREAM:
-        return collect(value)
-    return _run_async(acollect(value), call)
 
 
 def _run_async(value: Awaitable[Any], call: RemoteCall) -> Any:

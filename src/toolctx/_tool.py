@@ -9,7 +9,16 @@ import types
 import typing
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Generic, TypeVar, cast, final, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Final,
+    Generic,
+    TypeVar,
+    cast,
+    final,
+    overload,
+)
 
 from typing_extensions import ParamSpec
 
@@ -17,6 +26,7 @@ from toolctx._context import ExecutionContext
 from toolctx._current import get_current
 from toolctx._keys import MISSING, type_name
 from toolctx._params import Param
+from toolctx._protocols import Tool
 from toolctx._records import ToolDefinition
 from toolctx.exceptions import (
     InvalidToolNameError,
@@ -24,6 +34,10 @@ from toolctx.exceptions import (
     SchemaError,
     ToolArgumentsError,
 )
+
+
+if TYPE_CHECKING:
+    from toolctx._arguments import ArgumentStructurer
 
 
 P = ParamSpec("P")
@@ -92,6 +106,7 @@ class FunctionTool(Generic[P, R]):
     ) -> None:
         from toolctx._arguments import ArgumentStructurer
         from toolctx._docstrings import parse_docstring
+        from toolctx._types.output import output_step
         from toolctx._types.schema import output_schema, parameters_schema
 
         if not callable(cast("object", fn)):
@@ -147,6 +162,11 @@ class FunctionTool(Generic[P, R]):
             ),
         )
         self._structurer = ArgumentStructurer(params, owner=owner)
+        self._output = output_step(
+            hints.get("return", MISSING),
+            owner=owner,
+            stream=self.is_stream or self.is_async_stream,
+        )
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the function directly, exactly as if undecorated."""
@@ -432,3 +452,97 @@ def tool(
     if fn is not None:
         return decorate(fn)
     return decorate
+
+
+SYNC: Final = 0
+"""``ToolEntry.mode``: a plain function or ``execute``."""
+ASYNC: Final = 1
+"""``ToolEntry.mode``: a coroutine function."""
+STREAM: Final = 2
+"""``ToolEntry.mode``: a generator function (streaming tool)."""
+ASYNC_STREAM: Final = 3
+"""``ToolEntry.mode``: an async generator function (streaming tool)."""
+
+
+def _mode(fn: Callable[..., Any]) -> int:
+    if inspect.iscoroutinefunction(fn):
+        return ASYNC
+    if inspect.isasyncgenfunction(fn):
+        return ASYNC_STREAM
+    if inspect.isgeneratorfunction(fn):
+        return STREAM
+    return SYNC
+
+
+@final
+class ToolEntry:
+    """One registered tool's call plan, compiled once at registration.
+
+    Everything a call of the tool needs that does not depend on the call:
+    what to call and how (``fn``, keyword arguments or one mapping), its
+    mode, the argument checks, the parameters that get the context, and
+    the output step (the declared return type checked, then JSON).
+
+    Attributes:
+        tool: The registered tool.
+        definition: Its definition, read once.
+        function_tool: The tool if it is a :class:`FunctionTool`.
+        fn: What to call: the function, or the tool's ``execute``.
+        spread: Call ``fn(**kwargs)`` (a function tool); else ``fn(args)``.
+        mode: :data:`SYNC`, :data:`ASYNC`, :data:`STREAM` or
+            :data:`ASYNC_STREAM`.
+        structurer: The argument checks of a function tool, else None.
+        context_parameters: Parameters that receive the call's context.
+        output: The output step of a result (for a streaming tool, of
+            the list of its chunks).
+        chunk: The output step of one chunk of a streaming tool.
+        timeout: The tool's own timeout in seconds, or None.
+        inline: Run a sync tool in the event loop's thread.
+    """
+
+    __slots__ = (
+        "chunk",
+        "context_parameters",
+        "definition",
+        "fn",
+        "function_tool",
+        "inline",
+        "mode",
+        "output",
+        "spread",
+        "structurer",
+        "timeout",
+        "tool",
+    )
+
+    def __init__(self, tool: Tool, definition: ToolDefinition) -> None:
+        from toolctx._types.output import to_json
+
+        self.tool = tool
+        self.definition = definition
+        ft = tool if isinstance(tool, FunctionTool) else None
+        self.function_tool: FunctionTool[Any, Any] | None = ft
+        self.fn: Callable[..., Any] = ft.fn if ft is not None else tool.execute
+        self.spread = ft is not None
+        self.mode = _mode(self.fn)
+        self.timeout: float | None = ft.timeout if ft is not None else None
+        self.inline: bool = ft.inline if ft is not None else False
+        self.structurer: ArgumentStructurer | None = (
+            ft._structurer if ft is not None else None  # noqa: SLF001
+        )
+        self.context_parameters: tuple[str, ...] = (
+            tuple(ft.context_parameters) if ft is not None else ()
+        )
+        step: Callable[[Any], Any] = (
+            ft._output if ft is not None else to_json  # noqa: SLF001
+        )
+        self.chunk = step
+        # A streaming tool's chunks go through the step as they come, so
+        # the list of them is output as it is.
+        self.output: Callable[[Any], Any] = (
+            _as_collected if self.mode in {STREAM, ASYNC_STREAM} else step
+        )
+
+
+def _as_collected(chunks: Any) -> Any:
+    return chunks

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
 from toolctx._arguments import unstructure_output
-from toolctx._calls import decode_json
 from toolctx._context import ExecutionContext
-from toolctx._dispatch import Dispatcher
 from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import Registry
+from toolctx.dispatch.dispatcher import Dispatcher
+from toolctx.dispatch.steps import decode_json
 from toolctx.exceptions import ToolctxError
 from toolctx.providers._render import plain
 

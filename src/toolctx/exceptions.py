@@ -16,6 +16,8 @@ builtin base so that code written against the builtin keeps working::
     ├── InvalidToolNameError           (also ValueError)
     ├── SchemaError                    (also TypeError)
     ├── ToolArgumentsError             (also ValueError)
+    ├── ToolOutputError                (also TypeError)
+    ├── ToolTimeoutError               (also TimeoutError)
     └── ToolDenied
         └── PermissionDenied           (toolctx.Authorization)
 
@@ -278,6 +280,26 @@ class ToolArgumentsError(ToolctxError, ValueError):
     def with_tool_name(self, tool_name: str) -> ToolArgumentsError:
         """Return the same error, naming *tool_name* in its message."""
         return ToolArgumentsError(self.errors, tool_name=tool_name)
+
+
+class ToolOutputError(ToolctxError, TypeError):
+    """A tool's output cannot be sent to the model.
+
+    It has no JSON form (a NaN, an object of an unknown class, a context
+    or result carrying host-only data), or it does not match the tool's
+    declared return type. The dispatcher turns it into an error result
+    (the tool's side effects have happened); the message names the
+    problem and where it sits.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class ToolTimeoutError(ToolctxError, TimeoutError):
+    """A call ran past its timeout (becomes an error result).
+
+    .. versionadded:: 0.1.0
+    """
 
 
 class ToolDenied(ToolctxError):  # noqa: N818 - the contract's name

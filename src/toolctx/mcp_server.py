@@ -55,7 +55,6 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast, final
 import attrs
 
 from toolctx._context import ExecutionContext
-from toolctx._dispatch import Dispatcher
 from toolctx._mcp_meta import (
     META_PREFIX,
     TRACE_KEYS,
@@ -64,6 +63,7 @@ from toolctx._mcp_meta import (
 )
 from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import Registry
+from toolctx.dispatch.dispatcher import Dispatcher
 from toolctx.exceptions import ToolctxError, ToolDenied
 from toolctx.providers._render import plain
 from toolctx.providers.mcp import result_message, tools

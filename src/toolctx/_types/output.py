@@ -28,12 +28,15 @@ import uuid
 from functools import partial
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
+from typing import get_args as typing_get_args
+from typing import get_origin as typing_get_origin
 
 import attrs
 
 from toolctx._types.model import init_fields
 from toolctx._types.pydantic_check import is_model
 from toolctx._types.validate import render_path
+from toolctx.exceptions import ToolOutputError
 
 
 if TYPE_CHECKING:
@@ -55,7 +58,7 @@ _JSON_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 _MICROSECOND: Final = dt.timedelta(microseconds=1)
 
 
-class NotJSONError(TypeError):
+class NotJSONError(ToolOutputError):
     """A value (or one nested in it) has no JSON form.
 
     Attributes:
@@ -357,3 +360,73 @@ def _not_json(value: object) -> Any:
         f"value yourself."
     )
     raise NotJSONError(msg)
+
+
+# -- the output step of one tool ---------------------------------------------
+
+_STREAM_ORIGINS: Final = (
+    cabc.Iterator,
+    cabc.Iterable,
+    cabc.Generator,
+    cabc.AsyncIterator,
+    cabc.AsyncIterable,
+    cabc.AsyncGenerator,
+)
+
+
+def output_step(hint: Any, *, owner: str, stream: bool = False) -> Convert:
+    """Compile one tool's output step: the declared type checked, then JSON.
+
+    The step returns what :func:`to_json` returns, after checking that the
+    value is of *hint*, the tool's return annotation, as the type model
+    reads Python values (``int`` refuses ``bool``, ``float`` takes
+    ``int``, containers check their items, ``Literal`` compares values;
+    classes whose instances cannot be checked at runtime, such as a
+    ``TypedDict``, are not checked). With *stream* (a generator tool) the
+    step converts one chunk, checked against the yielded type. No hint,
+    ``Any`` or ``object`` means no check.
+
+    Raises (from the step):
+        ToolOutputError: The value does not match the declared type, or
+            it has no JSON form (:class:`NotJSONError`).
+    """
+    from toolctx._types.instance import predicate_for
+    from toolctx._types.model import MISSING, Kind, type_name
+
+    if stream:
+        origin = typing_get_origin(hint)
+        args = typing_get_args(hint)
+        hint = args[0] if origin in _STREAM_ORIGINS and args else MISSING
+    if hint is MISSING or hint is object:
+        return to_json
+    try:
+        from toolctx._types.model import Analysis
+
+        node = Analysis(owner, python=True).node(hint)
+        if node.kind is Kind.ANY:
+            return to_json
+        matches = predicate_for(hint)
+    except Exception:  # noqa: BLE001 - a hint with no runtime check
+        return to_json
+    declared = type_name(hint)
+    what = "yielded" if stream else "returned"
+
+    def step(value: object) -> object:
+        if not matches(value):
+            raise _mismatch(owner, what, value, declared)
+        return to_json(value)
+
+    return step
+
+
+def _mismatch(
+    owner: str, what: str, value: object, declared: str
+) -> ToolOutputError:
+    got = "None" if value is None else f"a {type(value).__qualname__}"
+    kind = "yield" if what == "yielded" else "return"
+    subject = "A chunk" if what == "yielded" else "The output"
+    return ToolOutputError(
+        f"{subject} ({got}) does not match the declared {kind} type "
+        f"{declared} of {owner}. Return a value of that type, or fix the "
+        "annotation."
+    )

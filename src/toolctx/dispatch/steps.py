@@ -1,8 +1,9 @@
 """The steps of one call that every dispatch path shares.
 
 Decoding the model's arguments, turning failures into model-readable
-messages, and building results. Kept free of control flow so that the
-sync, async and streaming paths in ``_dispatch`` read top to bottom.
+messages, building results, and the awaiting primitives the shells use.
+Kept free of control flow so that :mod:`toolctx.dispatch.core` and the
+shells read top to bottom.
 """
 
 from __future__ import annotations
@@ -14,13 +15,19 @@ import re
 import sys
 
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterator,
+    Mapping,
+)
 from time import perf_counter_ns
 from typing import Any, NoReturn, final
 
 import attrs
 
-from toolctx._arguments import unstructure_output
+from toolctx._arguments import ArgumentStructurer
 from toolctx._context import (
     CallRecorder,
     ExecutionContext,
@@ -29,16 +36,16 @@ from toolctx._context import (
 from toolctx._frozen import freeze_mapping
 from toolctx._ids import new_invocation_id
 from toolctx._records import ToolCall, ToolResult, new_result
-from toolctx._registry import ToolEntry
 from toolctx._session import Session
 from toolctx._text import bounded, exception_text, message_of
-from toolctx._tool import FunctionTool
+from toolctx._tool import ToolEntry
 from toolctx._types.output import MAX_INT, MAX_INT_DIGITS
 from toolctx.exceptions import (
     MAX_LISTED_TOOLS,
     ToolArgumentsError,
     ToolctxError,
     ToolDenied,
+    ToolTimeoutError,
 )
 
 
@@ -55,13 +62,6 @@ class Failure(Exception):  # noqa: N818 - internal control flow
         super().__init__(message)
         self.message = message
         self.exception = exception
-
-
-class ToolTimeoutError(ToolctxError, TimeoutError):
-    """A call ran past its timeout (becomes an error result).
-
-    .. versionadded:: 0.1.0
-    """
 
 
 # -- arguments -------------------------------------------------------------
@@ -352,44 +352,15 @@ def _short(exc: BaseException) -> str:
     return message_of(exc, 200) or type(exc).__name__
 
 
-def prepare(
-    call: ToolCall,
-    entry: ToolEntry,
-    ctx: ExecutionContext,
-    limits: ArgumentLimits = DEFAULT_LIMITS,
-) -> tuple[Any, Any]:
-    """Decode and validate; return ``(fn, kwargs)`` or ``(execute, args)``.
-
-    For a :class:`FunctionTool` the second item is a dict of keyword
-    arguments (context parameters injected); for any other tool it is the
-    decoded arguments mapping, passed as one positional argument.
-    """
-    args = decode_arguments(call, entry, limits)
-    ft = entry.function_tool
-    if ft is None:
-        return entry.tool.execute, args
-    kwargs = structure(call, ft, args)
-    for name in ft.context_parameters:
-        kwargs[name] = ctx
-    return ft.fn, kwargs
-
-
 def structure(
-    call: ToolCall, ft: FunctionTool[Any, Any], args: Mapping[str, Any]
+    call: ToolCall, structurer: ArgumentStructurer, args: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """Validate *args* for *ft*; bad arguments raise :class:`Failure`."""
+    """Validate *args* with *structurer*; bad arguments raise Failure."""
     try:
-        return ft._structurer.structure(args)  # noqa: SLF001
+        return structurer.structure(args)
     except ToolArgumentsError as exc:
         named = exc.with_tool_name(call.name)
         raise Failure(str(named), named) from None
-
-
-def invoke(entry: ToolEntry, fn: Any, args: Any) -> Any:
-    """Call the tool body with what :func:`prepare` returned."""
-    if entry.function_tool is not None:
-        return fn(**args)
-    return fn(args)
 
 
 # -- the call's context -------------------------------------------------------
@@ -737,11 +708,13 @@ async def with_timeout(
     raise ToolTimeoutError(msg)
 
 
-def collect(gen: Iterator[Any]) -> list[Any]:
-    """Run a sync generator tool to the end; return its chunks as JSON."""
-    return [unstructure_output(item) for item in gen]
+def collect(gen: Iterator[Any], step: Callable[[Any], Any]) -> list[Any]:
+    """Run a sync generator tool to the end; its chunks through *step*."""
+    return [step(item) for item in gen]
 
 
-async def acollect(agen: AsyncIterator[Any]) -> list[Any]:
-    """Run an async generator tool to the end; return its chunks as JSON."""
-    return [unstructure_output(item) async for item in agen]
+async def acollect(
+    agen: AsyncIterator[Any], step: Callable[[Any], Any]
+) -> list[Any]:
+    """Run an async generator tool to the end; its chunks through *step*."""
+    return [step(item) async for item in agen]

@@ -1,0 +1,13 @@
+"""The call pipeline: how a model's tool call becomes a result.
+
+- :mod:`~toolctx.dispatch.core`: the sans-IO core (prepare a call, finish
+  it, the one interceptor loop).
+- :mod:`~toolctx.dispatch.run`, :mod:`~toolctx.dispatch.stream`,
+  :mod:`~toolctx.dispatch.executor`: the shells that run a body (the only
+  places that bind a call's context).
+- :mod:`~toolctx.dispatch.workers`: the worker threads of sync tools
+  under ``adispatch``.
+- :mod:`~toolctx.dispatch.dispatcher`: :class:`~toolctx.Dispatcher`.
+
+The public names are re-exported by :mod:`toolctx`.
+"""

@@ -1,0 +1,378 @@
+"""The sans-IO core of a call: everything its result depends on.
+
+A call goes through three steps, and only the middle one differs between
+sync, async, streaming and remote calls:
+
+1. :meth:`Core.prepare` derives the call's context, runs the
+   interceptors' ``before``, finds the tool and checks the arguments. It
+   returns a :class:`Prepared` call, or the finished :class:`ToolResult`
+   when the call cannot run (denied, unknown tool, bad arguments).
+2. A shell in :mod:`toolctx.dispatch.run` or :mod:`toolctx.dispatch.stream`
+   binds the context, runs the tool body and unbinds it: the only code
+   that binds a call's context and the only code that awaits.
+3. :meth:`Core.finish` turns the body's outcome into the result: the
+   output step (declared type, then JSON), or the failure the model reads;
+   then the interceptors' ``after``, last first.
+
+Nothing here does I/O, binds a context or awaits, so every path decides a
+result the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from collections.abc import Callable
+from typing import Any, cast, final
+
+from toolctx._context import ExecutionContext, derive_call_context
+from toolctx._protocols import Interceptor
+from toolctx._records import ToolCall, ToolResult
+from toolctx._tool import ToolEntry
+from toolctx.dispatch.steps import (
+    ArgumentLimits,
+    Failure,
+    call_context,
+    decode_arguments,
+    denied,
+    error_result,
+    ok_result,
+    propagates,
+    structure,
+    tool_failure,
+    unknown_tool,
+)
+from toolctx.exceptions import ToolctxError, ToolDenied
+
+
+_log = logging.getLogger("toolctx")
+
+
+@final
+class Prepared:
+    """One call, checked and ready for its body to run.
+
+    Attributes:
+        call: The model's call.
+        ctx: The call's context, as the interceptors left it.
+        entry: The tool's call plan.
+        args: What to call the body with: keyword arguments (context
+            parameters included) for a function tool, else the decoded
+            arguments mapping.
+        decoded: The decoded arguments (what a remote worker receives).
+        ran: How many interceptors' ``before`` ran.
+        start: ``perf_counter_ns()`` when the dispatch began.
+    """
+
+    __slots__ = ("args", "call", "ctx", "decoded", "entry", "ran", "start")
+
+    def __init__(  # noqa: PLR0917 - built in one place
+        self,
+        call: ToolCall,
+        ctx: ExecutionContext,
+        entry: ToolEntry,
+        args: dict[str, Any],
+        decoded: dict[str, Any],
+        ran: int,
+        start: int,
+    ) -> None:
+        self.call = call
+        self.ctx = ctx
+        self.entry = entry
+        self.args = args
+        self.decoded = decoded
+        self.ran = ran
+        self.start = start
+
+
+@final
+class Core:
+    """What a dispatcher decides about every call, without running one.
+
+    Args:
+        entries: The registry's name -> call plan lookup.
+        names: The registered names, for the unknown-tool message.
+        interceptors: Run around every call.
+        limits: Bounds on the argument text.
+        detail: Put the exception's text in a failed call's message.
+    """
+
+    __slots__ = ("detail", "entries", "interceptors", "limits", "names")
+
+    def __init__(
+        self,
+        entries: Callable[[str], ToolEntry | None],
+        names: Callable[[], list[str]],
+        interceptors: tuple[Interceptor, ...],
+        limits: ArgumentLimits,
+        *,
+        detail: bool,
+    ) -> None:
+        self.entries = entries
+        self.names = names
+        self.interceptors = interceptors
+        self.limits = limits
+        self.detail = detail
+
+    # -- before the body -----------------------------------------------------
+
+    def prepare(
+        self,
+        call: ToolCall,
+        template: ExecutionContext,
+        bound: ExecutionContext | None,
+        start: int,
+    ) -> Prepared | ToolResult:
+        """Everything before the body runs; the result if it cannot run."""
+        ctx = call_context(call, template, bound)
+        ran = 0
+        if self.interceptors:
+            ctx, ran, refused = self.before(call, ctx, start)
+            if refused is not None:
+                return self.after(call, ctx, ran, refused)
+        try:
+            entry = self.entries(call.name)
+            if entry is None:
+                failure = unknown_tool(call, self.names())
+            else:
+                try:
+                    decoded = decode_arguments(call, entry, self.limits)
+                    structurer = entry.structurer
+                    if structurer is None:
+                        args = decoded
+                    else:
+                        args = structure(call, structurer, decoded)
+                        for name in entry.context_parameters:
+                            args[name] = ctx
+                except Failure as exc:
+                    failure = exc
+                else:
+                    return Prepared(
+                        call, ctx, entry, args, decoded, ran, start
+                    )
+        except BaseException:
+            self.abandon_call(call, ctx, ran, start)
+            raise
+        return self.end(
+            call, ctx, ran, error_result(call, ctx, failure, start)
+        )
+
+    # -- after the body ------------------------------------------------------
+
+    def finish(
+        self, p: Prepared, ok: bool, value: Any, *, awaited: bool = False
+    ) -> ToolResult:
+        """The result of a body that returned *value* (*ok*) or raised it.
+
+        *awaited*: the exception came out of an ``await``, so it may be
+        the caller's own cancellation, which propagates (as do
+        ``KeyboardInterrupt`` and the like) once the interceptors whose
+        ``before`` ran have seen the call end.
+        """
+        call = p.call
+        failure: Failure | None = None
+        try:
+            if ok:
+                try:
+                    output = p.entry.output(value)
+                except BaseException as exc:  # noqa: BLE001 - failure raises
+                    failure = self.failure(call, exc)
+            else:
+                failure = self.failure(call, value, awaited=awaited)
+        except BaseException:
+            self.abandon(p)
+            raise
+        if failure is None:
+            return self.succeeded(p, output)
+        return self.failed(p, failure)
+
+    def failed(
+        self, p: Prepared, failure: Failure, output: Any = None
+    ) -> ToolResult:
+        """The result of a call that failed with *failure*."""
+        result = error_result(p.call, p.ctx, failure, p.start, output)
+        return self.end(p.call, p.ctx, p.ran, result)
+
+    def succeeded(self, p: Prepared, output: Any) -> ToolResult:
+        """The result of a call whose JSON-safe *output* is ready."""
+        result = ok_result(p.call, p.ctx, output, p.start)
+        return self.end(p.call, p.ctx, p.ran, result)
+
+    def failure(
+        self, call: ToolCall, exc: BaseException, *, awaited: bool = False
+    ) -> Failure:
+        """The failure for what a tool body raised, as the model reads it.
+
+        Re-raises *exc* instead when it must propagate (see
+        :func:`toolctx.dispatch.steps.propagates`).
+        """
+        if propagates(exc, awaited=awaited):
+            raise exc
+        return tool_failure(call, exc, detail=self.detail)
+
+    def end(
+        self,
+        call: ToolCall,
+        ctx: ExecutionContext,
+        ran: int,
+        result: ToolResult,
+    ) -> ToolResult:
+        """*result*, through the ``after`` of the interceptors that ran."""
+        return self.after(call, ctx, ran, result) if ran else result
+
+    def abandon(self, p: Prepared, failure: Failure | None = None) -> None:
+        """Let the interceptors see a call end that is being abandoned.
+
+        For a call whose caller was cancelled (or interrupted): the
+        ``after`` of every interceptor whose ``before`` ran sees an error
+        result (*failure*, else "cancelled") while the exception
+        propagates; their own errors are logged, not raised.
+        """
+        self.abandon_call(p.call, p.ctx, p.ran, p.start, failure)
+
+    def abandon_call(  # noqa: PLR0917 - the parts of a call
+        self,
+        call: ToolCall,
+        ctx: ExecutionContext,
+        ran: int,
+        start: int,
+        failure: Failure | None = None,
+        output: Any = None,
+    ) -> None:
+        """:meth:`abandon` for a call that has no :class:`Prepared` yet."""
+        if not ran:
+            return
+        if failure is None:
+            failure = Failure(f"The call to tool {call.name!r} was cancelled.")
+        self.unwind(
+            call, ctx, ran, error_result(call, ctx, failure, start, output)
+        )
+
+    # -- the interceptor loop ------------------------------------------------
+
+    def before(
+        self, call: ToolCall, ctx: ExecutionContext, start: int
+    ) -> tuple[ExecutionContext, int, ToolResult | None]:
+        """Run every ``before`` in order.
+
+        Returns the context the tool gets, how many ``before`` ran, and
+        the error result if one denied the call. If one raises anything
+        else, the ``after`` of those that ran still see the call end
+        (spans closed, audit written) before the exception propagates.
+        """
+        ran = 0
+        interceptor: Interceptor | None = None
+        try:
+            for interceptor in self.interceptors:
+                try:
+                    new = interceptor.before(call, ctx)
+                except ToolDenied as exc:
+                    failure = denied(call, exc)
+                    refused = error_result(call, ctx, failure, start)
+                    return ctx, ran, refused
+                ran += 1
+                ctx = _checked_context(call, interceptor, ctx, new)
+        except BaseException:
+            if ran:
+                name = type(interceptor).__name__
+                failure = Failure(
+                    f"The call to tool {call.name!r} did not run: "
+                    f"interceptor {name} failed before it."
+                )
+                self.unwind(
+                    call, ctx, ran, error_result(call, ctx, failure, start)
+                )
+            raise
+        return ctx, ran, None
+
+    def after(
+        self,
+        call: ToolCall,
+        ctx: ExecutionContext,
+        ran: int,
+        result: ToolResult,
+    ) -> ToolResult:
+        """Run the ``after`` of the first *ran* interceptors, last first.
+
+        Every one runs, even when an earlier one raises; the first
+        exception is raised once all have run.
+        """
+        error: BaseException | None = None
+        for interceptor in reversed(self.interceptors[:ran]):
+            try:
+                new = interceptor.after(call, ctx, result)
+                if type(cast("object", new)) is not ToolResult:
+                    msg = (
+                        f"{type(interceptor).__name__}.after() must return "
+                        f"a ToolResult, got {type(new).__name__}."
+                    )
+                    raise TypeError(msg)  # noqa: TRY301 - collected
+                result = new
+            except BaseException as exc:  # noqa: BLE001 - raised below
+                if error is None:
+                    error = exc
+        if error is not None:
+            raise error
+        return result
+
+    def unwind(
+        self,
+        call: ToolCall,
+        ctx: ExecutionContext,
+        ran: int,
+        result: ToolResult,
+    ) -> None:
+        """:meth:`after` while another exception propagates.
+
+        The propagating exception wins; one raised by an ``after`` here is
+        logged with its traceback instead of replacing it.
+        """
+        try:
+            self.after(call, ctx, ran, result)
+        except BaseException:  # noqa: BLE001 - the caller re-raises its own
+            _log.exception(
+                "An interceptor's after() failed for tool call %r "
+                "(invocation %s) while the call was being abandoned",
+                call.name,
+                ctx.invocation_id,
+            )
+
+
+def _checked_context(
+    call: ToolCall,
+    interceptor: Interceptor,
+    ctx: ExecutionContext,
+    new: object,
+) -> ExecutionContext:
+    """The context *interceptor*'s ``before`` returned, checked."""
+    if type(new) is not ExecutionContext:
+        msg = (
+            f"{type(interceptor).__name__}.before() must return an "
+            f"ExecutionContext, got {type(new).__name__}."
+        )
+        raise TypeError(msg)
+    if new.invocation_id != ctx.invocation_id:
+        msg = (
+            f"{type(interceptor).__name__}.before() changed the "
+            "invocation_id; derive the context with with_metadata() "
+            "or with_value() instead."
+        )
+        raise ToolctxError(msg)
+    recorder = ctx._recorder  # noqa: SLF001
+    if (
+        new._recorder is not recorder  # noqa: SLF001
+        or new.tool_name != call.name
+        or new.tool_call_id != call.id
+    ):
+        # The call's own fields are the dispatcher's, however the
+        # interceptor built the context.
+        assert recorder is not None  # noqa: S101 - set by call_context
+        new = derive_call_context(
+            new,
+            new.invocation_id,
+            call.name,
+            call.id,
+            new.parent_invocation_id,
+            recorder,
+        )
+    return new

@@ -1,0 +1,432 @@
+"""``Dispatcher``: run the model's tool calls, each in its own context.
+
+A thin public shell over the call pipeline:
+:class:`~toolctx.dispatch.core.Core` decides everything a result
+depends on, and the shells of :mod:`toolctx.dispatch.run`,
+:mod:`toolctx.dispatch.stream` and :mod:`toolctx.dispatch.executor` run
+the body. This module resolves the template, picks the shell, and
+records results in a session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from concurrent.futures import Executor
+from functools import partial
+from time import perf_counter_ns
+from typing import cast, final
+
+import attrs
+
+from toolctx._context import ExecutionContext
+from toolctx._current import get_current
+from toolctx._protocols import Interceptor
+from toolctx._records import ToolCall, ToolChunk, ToolResult, frozen_view
+from toolctx._registry import Registry
+from toolctx._session import Session
+from toolctx.dispatch.core import Core, Prepared
+from toolctx.dispatch.run import run_async, run_sync
+from toolctx.dispatch.steps import ArgumentLimits, resolve_template
+from toolctx.dispatch.stream import (
+    check_call,
+    one,
+    single,
+    stream_async,
+    stream_sync,
+    streams,
+)
+
+
+@final
+class Dispatcher:
+    """Runs tool calls against a registry, each with its own context.
+
+    For every call the dispatcher derives the call's
+    :class:`ExecutionContext` from the given template (fresh
+    ``invocation_id``, ``tool_name``, ``tool_call_id``, and
+    ``parent_invocation_id`` when dispatched from inside another call),
+    binds it in the context variable for exactly the duration of the call
+    and restores the previous value afterwards, whatever happens.
+    Tool-level failures never raise: they come back as
+    ``ToolResult(is_error=True)`` with a message a model can act on.
+
+    Args:
+        registry: The tools to dispatch to.
+        interceptors: Hooks run around every call: ``before`` in order,
+            ``after`` in reverse.
+        default_timeout: Seconds an ``adispatch`` may take when the tool
+            sets no timeout of its own; None for no limit.
+        include_exception_messages: Put the exception's type and message
+            in the error the model sees when a tool raises; with False the
+            model sees only that the tool failed (the exception stays on
+            ``ToolResult.exception`` for the host).
+        max_argument_size: Most characters (or bytes) of argument text a
+            call may carry; larger calls become error results.
+        max_argument_depth: Deepest nesting of arrays and objects in the
+            arguments.
+        executor: A ``concurrent.futures.Executor`` that runs the tool
+            bodies elsewhere: a process pool, a Dask client's executor, any
+            executor whose workers can import the tools. Interceptors, the
+            call's context and session state stay in this process; the
+            call, the tool's import reference and the serialized context
+            travel, and the whole result comes back. None runs tools here.
+        scope_loader: With an *executor*: the import reference
+            (``"package.module:function"``) of a worker-side function
+            ``(ExecutionContext) -> object`` that rebuilds the scope from
+            serialized identity. The scope itself never crosses a process.
+
+    Example:
+        >>> from toolctx import Registry, ToolCall, execution_context
+        >>> registry = Registry()
+        >>> @registry.tool
+        ... def whoami() -> str:
+        ...     '''Say who is calling.'''
+        ...     return execution_context().user_id or "nobody"
+        >>> dispatcher = Dispatcher(registry)
+        >>> ctx = ExecutionContext(user_id="ada")
+        >>> dispatcher.dispatch(ToolCall("whoami", "{}"), ctx).output
+        'ada'
+
+    .. versionadded:: 0.1.0
+    """
+
+    __slots__ = (
+        "_core",
+        "_default_timeout",
+        "_executor",
+        "_scope_loader",
+        "registry",
+    )
+
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        interceptors: Sequence[Interceptor] = (),
+        default_timeout: float | None = None,
+        include_exception_messages: bool = True,
+        max_argument_size: int = 1_000_000,
+        max_argument_depth: int = 64,
+        executor: Executor | None = None,
+        scope_loader: str | None = None,
+    ) -> None:
+        if not isinstance(cast("object", registry), Registry):
+            msg = (
+                "Dispatcher() takes a toolctx.Registry, got "
+                f"{type(registry).__name__}."
+            )
+            raise TypeError(msg)
+        for i in interceptors:
+            if not isinstance(cast("object", i), Interceptor):
+                msg = (
+                    f"Interceptor {i!r} needs before(call, context) and "
+                    "after(call, context, result) methods."
+                )
+                raise TypeError(msg)
+        if default_timeout is not None and not default_timeout > 0:
+            msg = f"default_timeout must be positive, got {default_timeout!r}."
+            raise ValueError(msg)
+        self.registry = registry
+        self._default_timeout = default_timeout
+        for name, value in (
+            ("max_argument_size", max_argument_size),
+            ("max_argument_depth", max_argument_depth),
+        ):
+            if type(value) is not int or value < 1:
+                msg = f"{name} must be a positive int, got {value!r}."
+                raise ValueError(msg)
+        limits = ArgumentLimits(
+            max_size=max_argument_size, max_depth=max_argument_depth
+        )
+        if executor is not None and not isinstance(
+            cast("object", executor), Executor
+        ):
+            msg = (
+                "executor must be a concurrent.futures.Executor, got "
+                f"{type(executor).__name__}."
+            )
+            raise TypeError(msg)
+        if scope_loader is not None:
+            from toolctx._remote import check_reference
+
+            check_reference(scope_loader, "scope_loader")
+            if executor is None:
+                msg = "scope_loader only applies with an executor."
+                raise ValueError(msg)
+        self._executor = executor
+        self._scope_loader = scope_loader
+        self._core = Core(
+            registry.entry,
+            partial(list, registry),
+            tuple(interceptors),
+            limits,
+            detail=include_exception_messages,
+        )
+
+    @property
+    def executor(self) -> Executor | None:
+        """Where tool bodies run: None for this process.
+
+        .. versionadded:: 0.1.0
+        """
+        return self._executor
+
+    @property
+    def interceptors(self) -> tuple[Interceptor, ...]:
+        """The interceptors, in ``before`` order.
+
+        .. versionadded:: 0.1.0
+        """
+        return self._core.interceptors
+
+    @property
+    def default_timeout(self) -> float | None:
+        """Seconds an ``adispatch`` may take when the tool sets none.
+
+        .. versionadded:: 0.1.0
+        """
+        return self._default_timeout
+
+    @property
+    def include_exception_messages(self) -> bool:
+        """Whether the model sees a failed tool's exception text.
+
+        .. versionadded:: 0.1.0
+        """
+        return self._core.detail
+
+    def __repr__(self) -> str:
+        return (
+            f"<toolctx.Dispatcher(num_tools={len(self.registry)}, "
+            f"num_interceptors={len(self._core.interceptors)})>"
+        )
+
+    # -- sync ----------------------------------------------------------------
+
+    def dispatch(
+        self,
+        call: ToolCall,
+        context: ExecutionContext | Session | None = None,
+    ) -> ToolResult:
+        """Run one tool call; tool failures come back as error results.
+
+        An ``async def`` tool runs to completion on a private event loop
+        when no loop is running in this thread; a generator tool runs to
+        the end and its chunks become the output list. Timeouts apply to
+        :meth:`adispatch` only: a sync call cannot be interrupted.
+
+        Args:
+            call: The model's call.
+            context: The template: an :class:`ExecutionContext`, a
+                :class:`Session` (its state changes are applied after the
+                call), or None to inherit the running call's context (or an
+                empty one outside any call).
+
+        Raises:
+            TypeError: *call* or *context* has the wrong type (a host bug).
+            ToolctxError: The tool is ``async def`` and an event loop is
+                running in this thread; use :meth:`adispatch` there.
+
+        .. versionadded:: 0.1.0
+        """
+        start = perf_counter_ns()
+        bound = get_current()
+        if type(call) is not ToolCall:
+            raise _not_a_call(call)
+        template, session = resolve_template(context, bound)
+        result = self._run(call, template, bound, start)
+        if session is not None:
+            session.record(result)
+        return result
+
+    def dispatch_all(
+        self,
+        calls: Iterable[ToolCall],
+        context: ExecutionContext | Session | None = None,
+    ) -> list[ToolResult]:
+        """Run the calls of one turn in order; results in input order.
+
+        Each call gets its own invocation id and sees the results of the
+        earlier ones in ``prior_results``. A failed call does not stop the
+        others.
+
+        .. versionadded:: 0.1.0
+        """
+        calls = list(calls)
+        if isinstance(context, Session):
+            return [self.dispatch(call, context) for call in calls]
+        template, _ = resolve_template(context, get_current())
+        results: list[ToolResult] = []
+        prior = template.prior_results
+        for call in calls:
+            result = self.dispatch(
+                call,
+                attrs.evolve(template, prior_results=prior)
+                if results
+                else template,
+            )
+            results.append(result)
+            # Each result is frozen once, however many calls follow it.
+            prior = (*prior, frozen_view(result))
+        return results
+
+    def _run(
+        self,
+        call: ToolCall,
+        template: ExecutionContext,
+        bound: ExecutionContext | None,
+        start: int,
+    ) -> ToolResult:
+        core = self._core
+        p = core.prepare(call, template, bound, start)
+        if type(p) is not Prepared:
+            return p
+        if self._executor is None:
+            return run_sync(core, p)
+        from toolctx.dispatch.executor import remote_call, run_elsewhere
+
+        remote = remote_call(core, p, self._scope_loader, None)
+        return run_elsewhere(core, p, self._executor, remote)
+
+    # -- async ---------------------------------------------------------------
+
+    async def adispatch(
+        self,
+        call: ToolCall,
+        context: ExecutionContext | Session | None = None,
+    ) -> ToolResult:
+        """Run one tool call from async code; failures become error results.
+
+        Async tools run in the current task; sync tools run in a worker
+        thread that sees the same context (unless declared
+        ``@tool(inline=True)``), so the event loop is never blocked.
+        Cancelling the awaiting task propagates ``CancelledError`` and
+        leaves no context bound and no session state changed. A call that
+        exceeds its timeout becomes an error result.
+
+        .. versionadded:: 0.1.0
+        """
+        start = perf_counter_ns()
+        bound = get_current()
+        if type(call) is not ToolCall:
+            raise _not_a_call(call)
+        template, session = resolve_template(context, bound)
+        result = await self._arun(call, template, bound, start)
+        if session is not None:
+            session.record(result)
+        return result
+
+    async def adispatch_all(
+        self,
+        calls: Iterable[ToolCall],
+        context: ExecutionContext | Session | None = None,
+    ) -> list[ToolResult]:
+        """Run the calls of one turn concurrently; results in input order.
+
+        Each call gets its own invocation id and task; a failure does not
+        cancel the others. With a :class:`Session`, state changes are
+        applied in input order once all calls have finished; if the
+        batch is cancelled, none are.
+
+        .. versionadded:: 0.1.0
+        """
+        calls = list(calls)
+        for call in calls:
+            if type(call) is not ToolCall:
+                raise _not_a_call(call)
+        start = perf_counter_ns()
+        bound = get_current()
+        template, session = resolve_template(context, bound)
+        results = await asyncio.gather(
+            *(self._arun(call, template, bound, start) for call in calls)
+        )
+        if session is not None:
+            for result in results:
+                session.record(result)
+        return list(results)
+
+    async def _arun(
+        self,
+        call: ToolCall,
+        template: ExecutionContext,
+        bound: ExecutionContext | None,
+        start: int,
+    ) -> ToolResult:
+        core = self._core
+        p = core.prepare(call, template, bound, start)
+        if type(p) is not Prepared:
+            return p
+        timeout = p.entry.timeout or self._default_timeout
+        if self._executor is None:
+            return await run_async(core, p, timeout)
+        from toolctx.dispatch.executor import arun_elsewhere, remote_call
+
+        remote = remote_call(core, p, self._scope_loader, timeout)
+        return await arun_elsewhere(core, p, self._executor, remote, timeout)
+
+    # -- streaming -----------------------------------------------------------
+
+    def stream(
+        self,
+        call: ToolCall,
+        context: ExecutionContext | Session | None = None,
+    ) -> Iterator[ToolChunk | ToolResult]:
+        """Run one call: each chunk of a streaming tool, then the result.
+
+        A generator tool's yields arrive as :class:`ToolChunk` objects as
+        they are produced; the last item is always the :class:`ToolResult`
+        (whose output lists every chunk). Other tools yield only their
+        result. The tool sees its own context on every resume. Closing the
+        iterator early (``close()``, or ``break`` inside
+        ``contextlib.closing``) closes the tool's generator with its
+        context bound, restores everything, and records the call as
+        cancelled: interceptors' ``after`` and the session see an error
+        result holding the chunks so far; no state change is applied. If
+        the tool's cleanup raises then, ``close()`` still returns normally
+        (the consumer asked to stop) and that result carries the tool's
+        failure instead. Whatever the tool raises in a step, its
+        ``SystemExit`` and a ``CancelledError`` of its own included, ends
+        the stream with an error result, as with :meth:`dispatch`; only
+        ``KeyboardInterrupt``-like exceptions propagate, and the call is
+        still recorded as cancelled.
+
+        .. versionadded:: 0.1.0
+        """
+        check_call(call, "stream")
+        if not streams(self._core, self._executor, call):
+            return one(self.dispatch(call, context))
+        return stream_sync(self._core, call, context)
+
+    def astream(
+        self,
+        call: ToolCall,
+        context: ExecutionContext | Session | None = None,
+    ) -> AsyncIterator[ToolChunk | ToolResult]:
+        """Async :meth:`stream`: chunks as they come, then the result.
+
+        Works for sync and async generator tools (a sync generator's steps
+        run in a worker thread). The tool sees its own context on every
+        resume, whatever task iterates and whatever context that task has
+        bound. ``aclose()`` or ``break`` records the call as cancelled, as
+        with :meth:`stream`. Cancelling the iterating task records it as
+        cancelled too, and raises ``CancelledError`` there once the tool's
+        generator has been closed; a sync generator's step running in its
+        worker thread cannot be interrupted, so the cancellation takes
+        effect when that step returns.
+
+        .. versionadded:: 0.1.0
+        """
+        check_call(call, "astream")
+        if not streams(self._core, self._executor, call):
+            return single(partial(self.adispatch, call, context))
+        return stream_async(self._core, call, context)
+
+
+def _not_a_call(call: object) -> TypeError:
+    return TypeError(
+        f"dispatch() takes a ToolCall, got {type(call).__name__}. Build one "
+        "with ToolCall(name, arguments, id), or parse provider payloads "
+        "with toolctx.providers.<provider>.parse_calls()."
+    )
