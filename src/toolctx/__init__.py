@@ -67,8 +67,8 @@ from toolctx._threads import (
     bind_context,
 )
 from toolctx._tool import FunctionTool, tool
+from toolctx._types.decode import ArgumentLimits
 from toolctx.dispatch.dispatcher import Dispatcher
-from toolctx.dispatch.steps import ArgumentLimits
 from toolctx.exceptions import (
     ArgumentError,
     ContextDataError,

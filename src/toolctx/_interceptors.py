@@ -27,7 +27,7 @@ from toolctx._protocols import Tool
 from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import Registry
 from toolctx._tool import FunctionTool
-from toolctx.dispatch.steps import decode_json
+from toolctx._types.decode import decode_json
 from toolctx.exceptions import ToolDenied
 
 

@@ -47,10 +47,10 @@ from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import Registry
 from toolctx._text import exception_text
 from toolctx._tool import FunctionTool, ToolEntry
+from toolctx._types.decode import DEFAULT_LIMITS
 from toolctx.dispatch.core import Core, Prepared
 from toolctx.dispatch.run import run_sync
 from toolctx.dispatch.steps import (
-    DEFAULT_LIMITS,
     Failure,
     decode_arguments,
     propagates,

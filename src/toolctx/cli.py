@@ -30,8 +30,8 @@ from toolctx._arguments import unstructure_output
 from toolctx._context import ExecutionContext
 from toolctx._records import ToolCall, ToolResult
 from toolctx._registry import Registry
+from toolctx._types.decode import decode_json
 from toolctx.dispatch.dispatcher import Dispatcher
-from toolctx.dispatch.steps import decode_json
 from toolctx.exceptions import ToolctxError
 from toolctx.providers._render import plain
 

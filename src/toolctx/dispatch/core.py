@@ -29,8 +29,8 @@ from toolctx._context import ExecutionContext, derive_call_context
 from toolctx._protocols import Interceptor
 from toolctx._records import ToolCall, ToolResult
 from toolctx._tool import ToolEntry
+from toolctx._types.decode import ArgumentLimits
 from toolctx.dispatch.steps import (
-    ArgumentLimits,
     Failure,
     call_context,
     decode_arguments,

@@ -26,9 +26,10 @@ from toolctx._protocols import Interceptor
 from toolctx._records import ToolCall, ToolChunk, ToolResult, frozen_view
 from toolctx._registry import Registry
 from toolctx._session import Session
+from toolctx._types.decode import ArgumentLimits
 from toolctx.dispatch.core import Core, Prepared
 from toolctx.dispatch.run import run_async, run_sync
-from toolctx.dispatch.steps import ArgumentLimits, resolve_template
+from toolctx.dispatch.steps import resolve_template
 from toolctx.dispatch.stream import (
     check_call,
     one,

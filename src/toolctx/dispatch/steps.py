@@ -9,12 +9,8 @@ shells read top to bottom.
 from __future__ import annotations
 
 import asyncio
-import json
-import json.scanner
-import re
 import sys
 
-from collections import Counter
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -23,9 +19,7 @@ from collections.abc import (
     Mapping,
 )
 from time import perf_counter_ns
-from typing import Any, NoReturn, final
-
-import attrs
+from typing import Any
 
 from toolctx._arguments import ArgumentStructurer
 from toolctx._context import (
@@ -37,9 +31,14 @@ from toolctx._frozen import freeze_mapping
 from toolctx._ids import new_invocation_id
 from toolctx._records import ToolCall, ToolResult, new_result
 from toolctx._session import Session
-from toolctx._text import bounded, exception_text, message_of
+from toolctx._text import bounded, exception_text
 from toolctx._tool import ToolEntry
-from toolctx._types.output import MAX_INT, MAX_INT_DIGITS
+from toolctx._types.decode import (
+    DEFAULT_LIMITS,
+    ArgumentLimits,
+    DecodeError,
+)
+from toolctx._types.decode import decode_arguments as decode
 from toolctx.exceptions import (
     MAX_LISTED_TOOLS,
     ToolArgumentsError,
@@ -67,289 +66,36 @@ class Failure(Exception):  # noqa: N818 - internal control flow
 # -- arguments -------------------------------------------------------------
 
 
-def _no_constant(name: str) -> NoReturn:
-    msg = f"{name} is not valid JSON; send numbers as finite decimals"
-    raise ValueError(msg)
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value - value != 0:  # inf - inf is nan
-        msg = f"the number {text[:20]} is too large; send a finite number"
-        raise ValueError(msg)
-    return value
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    data = dict(pairs)
-    if len(data) != len(pairs):
-        counts = Counter(k for k, _ in pairs)
-        dupes = sorted(k for k, n in counts.items() if n > 1)
-        msg = (
-            "duplicate key"
-            + ("s " if len(dupes) > 1 else " ")
-            + ", ".join(repr(k) for k in dupes)
-            + "; send each key once"
-        )
-        raise ValueError(msg)
-    return data
-
-
-_DECODER = json.JSONDecoder(
-    parse_constant=_no_constant,
-    parse_float=_finite_float,
-    object_pairs_hook=_unique_pairs,
-)
-_scan = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]
-_decode_text = _DECODER.decode
-
-
-def decode_json(text: str) -> Any:
-    """Parse JSON text the way tool arguments are parsed.
-
-    Refused with a ``ValueError`` (a ``json.JSONDecodeError`` for syntax):
-    duplicate keys, ``NaN``/``Infinity`` and numbers too large for a
-    float. Size, depth and surrogate limits are the dispatcher's own.
-    """
-    return _decode_text(text)
-
-
-@final
-@attrs.frozen
-class ArgumentLimits:
-    """Bounds on the model's argument text, checked before a tool runs.
-
-    Attributes:
-        max_size: Most characters (or bytes) of argument text.
-        max_depth: Deepest nesting of arrays and objects.
-
-    .. versionadded:: 0.1.0
-    """
-
-    max_size: int = 1_000_000
-    max_depth: int = 64
-
-
-DEFAULT_LIMITS = ArgumentLimits()
-
-
 def decode_arguments(
     call: ToolCall, entry: ToolEntry, limits: ArgumentLimits = DEFAULT_LIMITS
 ) -> dict[str, Any]:
     """Return the call's arguments as a dict, or raise :class:`Failure`.
 
-    ``None``, empty text and JSON ``null`` mean ``{}``. JSON text is parsed
-    with a scanner fast path (the common compact object) that falls back
-    to the full decoder for anything unusual. Refused with a message the
-    model can act on: text over ``limits.max_size``, nesting deeper than
-    ``limits.max_depth``, ``NaN``/``Infinity`` and numbers too large for a
-    float, duplicate keys, and lone UTF-16 surrogates.
+    The one decoder (:func:`toolctx._types.decode.decode_arguments`)
+    applies the limits and JSON's rules; its refusal becomes a message
+    naming the tool and the keys it takes.
     """
-    raw = call.arguments
-    if type(raw) is str or type(raw) is bytes:
-        data = _parse(call, entry, raw, limits)
-    elif raw is None:
-        return {}
-    else:
-        data = raw
-        if isinstance(data, Mapping):
-            _check_decoded(call, entry, data, limits)
-    if type(data) is dict:
-        return data
-    if data is None:
-        return {}
-    if isinstance(data, Mapping):
-        return dict(data)
-    raise Failure(
-        f"The arguments for tool {call.name!r} must be a JSON object"
-        f"{_expected_keys(entry)}, got {_json_kind(data)}."
-    )
-
-
-def _parse(
-    call: ToolCall, entry: ToolEntry, raw: str | bytes, limits: ArgumentLimits
-) -> Any:
-    """Parse JSON argument text under *limits*, or raise :class:`Failure`."""
-    size = len(raw)
-    if size > limits.max_size:
-        raise Failure(
-            f"The arguments for tool {call.name!r} are too large "
-            f"({size} characters; the limit is {limits.max_size}). "
-            "Send less data."
-        )
     try:
-        text = raw if type(raw) is str else raw.decode()  # type: ignore[union-attr]
-        try:
-            data, end = _scan(text, 0)
-            if end != len(text):
-                data = _decode_text(text)
-        except StopIteration:
-            if not text.strip():
-                return None
-            data = _decode_text(text)
-        if size > 2 * limits.max_depth:
-            _check_depth(text, data, limits.max_depth)
-        if "\\u" in text or not text.isascii():
-            _check_surrogates(data)
-        if size > MAX_INT_DIGITS and _LONG_DIGITS.search(text):
-            _check_numbers(data)
-    except (ValueError, RecursionError) as exc:
-        raise _invalid_json(call, entry, exc) from None
-    return data
+        return decode(call.arguments, limits)
+    except DecodeError as exc:
+        raise Failure(_argument_message(call, entry, exc), exc.cause) from None
 
 
-def _invalid_json(
-    call: ToolCall, entry: ToolEntry, exc: ValueError | RecursionError
-) -> Failure:
-    """The failure for argument text the decoder refused."""
-    detail = _short(exc)
-    if "integer string conversion" in detail:  # CPython's digit limit
-        detail = _TOO_MANY_DIGITS
-    return Failure(
-        f"The arguments for tool {call.name!r} are not valid JSON "
-        f"({detail}). Send one JSON object{_expected_keys(entry)}.",
-        exc,
+def _argument_message(
+    call: ToolCall, entry: ToolEntry, exc: DecodeError
+) -> str:
+    keys = list(entry.definition.parameters.get("properties") or {})
+    expected = (
+        " with the keys " + ", ".join(keys)
+        if keys
+        else " (this tool takes no arguments: send {})"
     )
-
-
-def _check_decoded(
-    call: ToolCall,
-    entry: ToolEntry,
-    data: Mapping[Any, Any],
-    limits: ArgumentLimits,
-) -> None:
-    """Give already-decoded arguments the checks JSON text gets.
-
-    Providers such as MCP, Anthropic and Gemini hand over decoded
-    mappings, so depth, non-string keys, non-finite numbers and lone
-    surrogates are checked on the data itself.
-    """
-    problem = _decoded_problem(data, limits.max_depth)
-    if problem is not None:
-        raise Failure(
-            f"The arguments for tool {call.name!r} are not valid JSON "
-            f"({problem}). Send one JSON object{_expected_keys(entry)}."
-        )
-
-
-def _decoded_problem(data: object, max_depth: int) -> str | None:
-    """Return what makes decoded data unlike parsed JSON, or None."""
-    stack: list[tuple[object, int]] = [(data, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, Mapping):
-            if any(type(k) is not str for k in item):
-                return "object keys must be strings"
-            children: list[object] = [*item.keys(), *item.values()]
-        elif isinstance(item, (list, tuple)):
-            children = list(item)
-        else:
-            problem = _scalar_problem(item)
-            if problem is not None:
-                return problem
-            continue
-        if depth > max_depth:
-            return f"nested deeper than {max_depth} levels; flatten the data"
-        stack.extend((child, depth + 1) for child in children)
-    return None
-
-
-def _scalar_problem(item: object) -> str | None:
-    if isinstance(item, float) and item - item != 0:
-        return f"{item!r} is not a JSON number; send a finite number"
-    if isinstance(item, int) and not -MAX_INT < item < MAX_INT:
-        return _TOO_MANY_DIGITS
-    if isinstance(item, str) and not item.isascii():
-        try:
-            item.encode()
-        except UnicodeEncodeError:
-            return "a string holds a lone UTF-16 surrogate; send valid text"
-    return None
-
-
-def _check_depth(text: str, data: object, max_depth: int) -> None:
-    """Raise ValueError if *data* nests deeper than *max_depth*."""
-    if text.count("[") + text.count("{") <= max_depth:
-        return
-    level: list[object] = [data]
-    depth = 0
-    while level:
-        depth += 1
-        if depth > max_depth:
-            msg = f"nested deeper than {max_depth} levels; flatten the data"
-            raise ValueError(msg)
-        nxt: list[object] = []
-        for item in level:
-            if isinstance(item, dict):
-                nxt.extend(
-                    v for v in item.values() if isinstance(v, (dict, list))
-                )
-            elif isinstance(item, list):
-                nxt.extend(v for v in item if isinstance(v, (dict, list)))
-        level = nxt
-
-
-_TOO_MANY_DIGITS = (
-    f"a number has more than {MAX_INT_DIGITS} digits; send it as a string"
-)
-_LONG_DIGITS = re.compile(rf"[0-9]{{{MAX_INT_DIGITS + 1}}}")
-
-
-def _check_numbers(data: object) -> None:
-    """Raise ValueError if an integer in *data* has too many digits."""
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        if type(item) is int and not -MAX_INT < item < MAX_INT:
-            raise ValueError(_TOO_MANY_DIGITS)
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-
-
-def _check_surrogates(data: object) -> None:
-    """Raise ValueError if any string holds a lone UTF-16 surrogate."""
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            try:
-                item.encode()
-            except UnicodeEncodeError:
-                msg = (
-                    "a string holds a lone UTF-16 surrogate escape (such as "
-                    "\\ud800); send valid Unicode text"
-                )
-                raise ValueError(msg) from None
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-
-
-def _expected_keys(entry: ToolEntry) -> str:
-    props = entry.definition.parameters.get("properties") or {}
-    if not props:
-        return " (this tool takes no arguments: send {})"
-    return " with the keys " + ", ".join(props)
-
-
-def _json_kind(value: object) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (list, tuple)):
-        return "an array"
-    return f"a {type(value).__name__}"
-
-
-def _short(exc: BaseException) -> str:
-    return message_of(exc, 200) or type(exc).__name__
+    start = f"The arguments for tool {call.name!r}"
+    if exc.kind == "size":
+        return f"{start} are {exc.problem}. Send less data."
+    if exc.kind == "json":
+        return f"{start} are {exc.problem}. Send one JSON object{expected}."
+    return f"{start} must be a JSON object{expected}, got {exc.detail}."
 
 
 def structure(
