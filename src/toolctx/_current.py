@@ -7,7 +7,7 @@ from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, Final, cast, final
 
-from toolctx._context import RECORD_LOCK, ExecutionContext
+from toolctx._context import RECORD_LOCK, ExecutionContext, recorder_of
 from toolctx._keys import ContextKey
 from toolctx.exceptions import NoExecutionContextError, ToolctxError
 
@@ -228,7 +228,7 @@ def _out_of_order(ctx: ExecutionContext, inner: int) -> str:
 
 def _running_call(what: str) -> ExecutionContext:
     ctx = get_current()
-    recorder = None if ctx is None else ctx._recorder  # noqa: SLF001
+    recorder = None if ctx is None else recorder_of(ctx)
     if ctx is None or recorder is None:
         msg = (
             f"{what}() works only inside a tool call run by a Dispatcher: "
@@ -292,7 +292,7 @@ def _record(
 ) -> None:
     """Store *value* under *key* in the running call's recorder *slot*."""
     ctx = _running_call(what)
-    recorder = ctx._recorder  # noqa: SLF001
+    recorder = recorder_of(ctx)
     assert recorder is not None  # noqa: S101 - checked by _running_call
     name = _key_name(key, value)
     with RECORD_LOCK:  # see CallRecorder: the result may be built now

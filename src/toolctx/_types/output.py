@@ -416,6 +416,50 @@ def output_step(hint: Any, *, owner: str, stream: bool = False) -> Convert:
             raise _mismatch(owner, what, value, declared)
         return to_json(value)
 
+    return _with_shortcut(node.kind, step)
+
+
+def _with_shortcut(kind: object, step: Convert) -> Convert:  # noqa: C901
+    """*step*, with the common exact scalar returned at once.
+
+    For a declared ``int``, ``str``, ``float`` or ``bool``, a value of
+    exactly that type that JSON carries as it is needs neither the check
+    nor the conversion; anything else takes *step*.
+    """
+    from toolctx._types.model import Kind
+
+    if kind is Kind.INTEGER:
+
+        def integer(value: Any) -> Any:
+            if type(value) is int and -MAX_INT < value < MAX_INT:
+                return value
+            return step(value)
+
+        return integer
+    if kind is Kind.STRING:
+
+        def string(value: Any) -> Any:
+            if type(value) is str:
+                return value
+            return step(value)
+
+        return string
+    if kind is Kind.NUMBER:
+
+        def number(value: Any) -> Any:
+            if type(value) is float and value - value == 0:
+                return value
+            return step(value)
+
+        return number
+    if kind is Kind.BOOLEAN:
+
+        def boolean(value: Any) -> Any:
+            if type(value) is bool:
+                return value
+            return step(value)
+
+        return boolean
     return step
 
 

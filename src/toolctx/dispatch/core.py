@@ -25,24 +25,30 @@ import logging
 from collections.abc import Callable
 from typing import Any, cast, final
 
-from toolctx._context import ExecutionContext, derive_call_context
+from toolctx._context import (
+    CallRecorder,
+    ExecutionContext,
+    derive_call_context,
+    recorder_of,
+)
+from toolctx._ids import new_invocation_id
 from toolctx._protocols import Interceptor
 from toolctx._records import ToolCall, ToolResult
 from toolctx._tool import ToolEntry
-from toolctx._types.decode import ArgumentLimits
+from toolctx._types.decode import ArgumentLimits, DecodeError
+from toolctx._types.decode import decode_arguments as decode
 from toolctx.dispatch.steps import (
     Failure,
-    call_context,
-    decode_arguments,
+    bad_arguments,
+    bad_text,
     denied,
     error_result,
     ok_result,
     propagates,
-    structure,
     tool_failure,
     unknown_tool,
 )
-from toolctx.exceptions import ToolctxError, ToolDenied
+from toolctx.exceptions import ToolArgumentsError, ToolctxError, ToolDenied
 
 
 _log = logging.getLogger("toolctx")
@@ -124,7 +130,16 @@ class Core:
         start: int,
     ) -> Prepared | ToolResult:
         """Everything before the body runs; the result if it cannot run."""
-        ctx = call_context(call, template, bound)
+        ctx = derive_call_context(
+            template,
+            new_invocation_id(),
+            call.name,
+            call.id,
+            bound.invocation_id
+            if bound is not None and recorder_of(bound) is not None
+            else template.parent_invocation_id,
+            CallRecorder(),
+        )
         ran = 0
         if self.interceptors:
             ctx, ran, refused = self.before(call, ctx, start)
@@ -136,16 +151,18 @@ class Core:
                 failure = unknown_tool(call, self.names())
             else:
                 try:
-                    decoded = decode_arguments(call, entry, self.limits)
+                    decoded = decode(call.arguments, self.limits)
                     structurer = entry.structurer
                     if structurer is None:
                         args = decoded
                     else:
-                        args = structure(call, structurer, decoded)
+                        args = structurer.structure(decoded)
                         for name in entry.context_parameters:
                             args[name] = ctx
-                except Failure as exc:
-                    failure = exc
+                except DecodeError as exc:
+                    failure = bad_text(call, entry, exc)
+                except ToolArgumentsError as exc:
+                    failure = bad_arguments(call, exc)
                 else:
                     return Prepared(
                         call, ctx, entry, args, decoded, ran, start
@@ -182,9 +199,13 @@ class Core:
         except BaseException:
             self.abandon(p)
             raise
-        if failure is None:
-            return self.succeeded(p, output)
-        return self.failed(p, failure)
+        if failure is not None:
+            return self.failed(p, failure)
+        # Outside the try: an ``after`` that raises is not abandoned.
+        result = ok_result(call, p.ctx, output, p.start)
+        if p.ran:
+            return self.after(call, p.ctx, p.ran, result)
+        return result
 
     def failed(
         self, p: Prepared, failure: Failure, output: Any = None
@@ -358,9 +379,9 @@ def _checked_context(
             "or with_value() instead."
         )
         raise ToolctxError(msg)
-    recorder = ctx._recorder  # noqa: SLF001
+    recorder = recorder_of(ctx)
     if (
-        new._recorder is not recorder  # noqa: SLF001
+        recorder_of(new) is not recorder
         or new.tool_name != call.name
         or new.tool_call_id != call.id
     ):

@@ -236,8 +236,18 @@ class Dispatcher:
         bound = get_current()
         if type(call) is not ToolCall:
             raise _not_a_call(call)
-        template, session = resolve_template(context, bound)
-        result = self._run(call, template, bound, start)
+        if type(context) is ExecutionContext:
+            template, session = context, None
+        else:
+            template, session = resolve_template(context, bound)
+        core = self._core
+        p = core.prepare(call, template, bound, start)
+        if type(p) is not Prepared:
+            result = p
+        elif self._executor is None:
+            result = run_sync(core, p)
+        else:
+            result = self._elsewhere(p)
         if session is not None:
             session.record(result)
         return result
@@ -273,23 +283,12 @@ class Dispatcher:
             prior = (*prior, frozen_view(result))
         return results
 
-    def _run(
-        self,
-        call: ToolCall,
-        template: ExecutionContext,
-        bound: ExecutionContext | None,
-        start: int,
-    ) -> ToolResult:
-        core = self._core
-        p = core.prepare(call, template, bound, start)
-        if type(p) is not Prepared:
-            return p
-        if self._executor is None:
-            return run_sync(core, p)
+    def _elsewhere(self, p: Prepared) -> ToolResult:
         from toolctx.dispatch.executor import remote_call, run_elsewhere
 
-        remote = remote_call(core, p, self._scope_loader, None)
-        return run_elsewhere(core, p, self._executor, remote)
+        assert self._executor is not None  # noqa: S101 - checked by caller
+        remote = remote_call(self._core, p, self._scope_loader, None)
+        return run_elsewhere(self._core, p, self._executor, remote)
 
     # -- async ---------------------------------------------------------------
 
@@ -313,8 +312,20 @@ class Dispatcher:
         bound = get_current()
         if type(call) is not ToolCall:
             raise _not_a_call(call)
-        template, session = resolve_template(context, bound)
-        result = await self._arun(call, template, bound, start)
+        if type(context) is ExecutionContext:
+            template, session = context, None
+        else:
+            template, session = resolve_template(context, bound)
+        core = self._core
+        p = core.prepare(call, template, bound, start)
+        if type(p) is not Prepared:
+            result = p
+        elif self._executor is None:
+            result = await run_async(
+                core, p, p.entry.timeout or self._default_timeout
+            )
+        else:
+            result = await self._aelsewhere(p)
         if session is not None:
             session.record(result)
         return result
@@ -359,13 +370,21 @@ class Dispatcher:
         p = core.prepare(call, template, bound, start)
         if type(p) is not Prepared:
             return p
-        timeout = p.entry.timeout or self._default_timeout
         if self._executor is None:
-            return await run_async(core, p, timeout)
+            return await run_async(
+                core, p, p.entry.timeout or self._default_timeout
+            )
+        return await self._aelsewhere(p)
+
+    async def _aelsewhere(self, p: Prepared) -> ToolResult:
         from toolctx.dispatch.executor import arun_elsewhere, remote_call
 
-        remote = remote_call(core, p, self._scope_loader, timeout)
-        return await arun_elsewhere(core, p, self._executor, remote, timeout)
+        assert self._executor is not None  # noqa: S101 - checked by caller
+        timeout = p.entry.timeout or self._default_timeout
+        remote = remote_call(self._core, p, self._scope_loader, timeout)
+        return await arun_elsewhere(
+            self._core, p, self._executor, remote, timeout
+        )
 
     # -- streaming -----------------------------------------------------------
 

@@ -17,6 +17,7 @@ import asyncio
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING
 
+from toolctx._context import recorder_of
 from toolctx._remote import RemoteCall, RemoteOutcome, run_remote
 from toolctx.dispatch.steps import Failure, with_timeout
 from toolctx.exceptions import ToolTimeoutError
@@ -91,7 +92,7 @@ async def arun_elsewhere(
 
 def _applied(core: Core, p: Prepared, outcome: RemoteOutcome) -> ToolResult:
     """Copy what the worker recorded onto this call; the call's result."""
-    recorder = p.ctx._recorder  # noqa: SLF001
+    recorder = recorder_of(p.ctx)
     assert recorder is not None  # noqa: S101 - a dispatched call
     if outcome.metadata:
         recorder.metadata = outcome.typed_metadata()

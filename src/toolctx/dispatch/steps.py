@@ -26,10 +26,17 @@ from toolctx._context import (
     CallRecorder,
     ExecutionContext,
     derive_call_context,
+    recorder_of,
 )
 from toolctx._frozen import freeze_mapping
 from toolctx._ids import new_invocation_id
-from toolctx._records import ToolCall, ToolResult, new_result
+from toolctx._records import (
+    NO_CHANGES,
+    NO_METADATA,
+    ToolCall,
+    ToolResult,
+    new_result,
+)
 from toolctx._session import Session
 from toolctx._text import bounded, exception_text
 from toolctx._tool import ToolEntry
@@ -46,10 +53,6 @@ from toolctx.exceptions import (
     ToolDenied,
     ToolTimeoutError,
 )
-
-
-NO_CHANGES: Mapping[str, Any] = freeze_mapping({}, "ToolResult.state_changes")
-NO_METADATA: Mapping[str, Any] = freeze_mapping({}, "ToolResult.metadata")
 
 
 class Failure(Exception):  # noqa: N818 - internal control flow
@@ -78,7 +81,18 @@ def decode_arguments(
     try:
         return decode(call.arguments, limits)
     except DecodeError as exc:
-        raise Failure(_argument_message(call, entry, exc), exc.cause) from None
+        raise bad_text(call, entry, exc) from None
+
+
+def bad_text(call: ToolCall, entry: ToolEntry, exc: DecodeError) -> Failure:
+    """The failure for argument text the decoder refused."""
+    return Failure(_argument_message(call, entry, exc), exc.cause)
+
+
+def bad_arguments(call: ToolCall, exc: ToolArgumentsError) -> Failure:
+    """The failure for arguments the tool's checks refused."""
+    named = exc.with_tool_name(call.name)
+    return Failure(str(named), named)
 
 
 def _argument_message(
@@ -105,8 +119,7 @@ def structure(
     try:
         return structurer.structure(args)
     except ToolArgumentsError as exc:
-        named = exc.with_tool_name(call.name)
-        raise Failure(str(named), named) from None
+        raise bad_arguments(call, exc) from None
 
 
 # -- the call's context -------------------------------------------------------
@@ -153,7 +166,7 @@ def call_context(
         call.name,
         call.id,
         bound.invocation_id
-        if bound is not None and bound._recorder is not None  # noqa: SLF001
+        if bound is not None and recorder_of(bound) is not None
         else template.parent_invocation_id,
         CallRecorder(),
     )
@@ -357,7 +370,7 @@ def ok_result(
     call: ToolCall, ctx: ExecutionContext, output: Any, start: int
 ) -> ToolResult:
     """A successful result carrying what the call published."""
-    rec = ctx._recorder  # noqa: SLF001
+    rec = recorder_of(ctx)
     metadata = NO_METADATA
     changes = NO_CHANGES
     if rec is not None:
@@ -392,7 +405,7 @@ def error_result(
     output: Any = None,
 ) -> ToolResult:
     """An error result; published metadata kept, state changes dropped."""
-    rec = ctx._recorder  # noqa: SLF001
+    rec = recorder_of(ctx)
     metadata = NO_METADATA
     if rec is not None:
         rec.close()
@@ -400,16 +413,17 @@ def error_result(
         metadata = freeze_mapping(
             rec.metadata, "ToolResult.metadata", deep=False
         )
-    return ToolResult(
-        name=call.name,
-        call_id=call.id,
-        invocation_id=ctx.invocation_id,
-        output=output,
-        is_error=True,
-        error=failure.message,
-        exception=failure.exception,
-        metadata=metadata,
-        duration_ns=perf_counter_ns() - start,
+    return new_result(
+        call.name,
+        call.id,
+        ctx.invocation_id,
+        output,
+        True,  # noqa: FBT003
+        failure.message,
+        failure.exception,
+        metadata,
+        NO_CHANGES,
+        perf_counter_ns() - start,
     )
 
 
