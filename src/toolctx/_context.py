@@ -58,12 +58,11 @@ class CallRecorder:
     consistent snapshot, and a late write is refused.
     """
 
-    __slots__ = ("closed", "metadata", "state_changes")
-
-    def __init__(self) -> None:
-        self.metadata: dict[str, object] | None = None
-        self.state_changes: dict[str, object] | None = None
-        self.closed = False
+    # Class-level defaults and no __init__: one is made per call, and most
+    # calls never write to it (an instance dict appears on first write).
+    metadata: dict[str, object] | None = None
+    state_changes: dict[str, object] | None = None
+    closed: bool = False
 
     def close(self) -> None:
         """Refuse further writes; wait for one under way to finish."""
