@@ -23,7 +23,7 @@ from toolctx import (
     execution_context,
     publish,
 )
-from toolctx._mcp_meta import context_meta
+from toolctx.mcp.meta import context_meta
 
 
 class Unit(enum.Enum):

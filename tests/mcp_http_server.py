@@ -1,7 +1,7 @@
 """Serve a registry over streamable HTTP in a subprocess, for end-to-end tests.
 
 ``python -m tests.mcp_http_server MODULE:ATTRIBUTE [--stateless]`` serves
-the target with :func:`toolctx.mcp_server.run_http` on a free local port
+the target with :func:`toolctx.mcp.server.run_http` on a free local port
 and announces ``serving at URL`` on stderr, like ``toolctx serve`` (which
 has no stateless mode). It serves until it is interrupted.
 """
@@ -16,7 +16,7 @@ from functools import partial
 
 import anyio
 
-from toolctx.mcp_server import create_server, run_http
+from toolctx.mcp.server import create_server, run_http
 
 
 def main() -> None:

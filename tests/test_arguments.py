@@ -1,4 +1,4 @@
-"""Tests for toolctx._arguments: strict structuring and JSON output."""
+"""Tests for toolctx.tools.arguments: strict structuring and JSON output."""
 
 from __future__ import annotations
 
@@ -35,20 +35,20 @@ from toolctx import (
     ToolResult,
     tool,
 )
-from toolctx._arguments import (
-    ArgumentStructurer,
-    structure_value,
-    unstructure_output,
-    unstructure_value,
-)
-from toolctx._keys import MISSING
-from toolctx._params import Param
 from toolctx._types import output
 from toolctx._types.model import Analysis, Kind
 from toolctx._types.model import Node as TypeNode
 from toolctx._types.schema import parameters_schema
 from toolctx._types.validate import Compiler
+from toolctx.context.keys import MISSING
 from toolctx.exceptions import SchemaError, ToolArgumentsError
+from toolctx.tools.arguments import (
+    ArgumentStructurer,
+    structure_value,
+    unstructure_output,
+    unstructure_value,
+)
+from toolctx.tools.params import Param
 
 
 # -- types used by the tests (module level: recursive hints resolve here) ---

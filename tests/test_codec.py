@@ -21,8 +21,8 @@ from toolctx import (
     ExecutionContext,
     ToolResult,
 )
-from toolctx._codec import result_from_dict, result_to_dict
-from toolctx._keys import RawValue
+from toolctx.context.codec import result_from_dict, result_to_dict
+from toolctx.context.keys import RawValue
 
 
 @attrs.frozen

@@ -31,7 +31,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolctx import ExecutionContext, ToolResult, _records
-from toolctx._context import CallRecorder, derive_call_context
 from toolctx._frozen import deep_freeze, freeze_mapping
 from toolctx._records import (
     Builders,
@@ -40,6 +39,7 @@ from toolctx._records import (
     new_result,
     record_builder,
 )
+from toolctx.context.execution import CallRecorder, derive_call_context
 
 
 VARIANTS = ("fast", "slots")
@@ -185,7 +185,7 @@ class TestDeriveCallContext:
         """Both builders keep the stub's name, parameters and docs."""
         derive = variant(derive_call_context, name)
         assert derive.__name__ == "derive_call_context"
-        assert derive.__module__ == "toolctx._context"
+        assert derive.__module__ == "toolctx.context.execution"
         assert tuple(inspect.signature(derive).parameters) == (
             "template",
             "invocation_id",
@@ -450,7 +450,7 @@ class TestRecordBuilder:
             sys._is_gil_enabled = lambda: False
             from toolctx import Dispatcher, ExecutionContext, Registry
             from toolctx import ToolCall, ToolResult, execution_context
-            from toolctx._context import derive_call_context
+            from toolctx.context.execution import derive_call_context
             from toolctx._records import builders, new_result
 
             assert builders(derive_call_context).fast is None

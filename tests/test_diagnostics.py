@@ -30,14 +30,14 @@ from toolctx import (
     current_context,
     execution_context,
 )
-from toolctx._diagnostics import (
+from toolctx.context.threads import bind_context
+from toolctx.diagnostics import (
     ENV_VAR,
     LostContextWarning,
     disable_lost_context_diagnostics,
     enable_lost_context_diagnostics,
     lost_context_diagnostics_enabled,
 )
-from toolctx._threads import bind_context
 
 
 TIMEOUT = 10.0
@@ -299,7 +299,7 @@ class TestCost:
                 continue
             if any(id(value) in plain for value in vars(module).values()):
                 binders.add(info.name)
-        assert binders == {"toolctx._current"}
+        assert binders == {"toolctx.context.current"}
 
     def test_enabling_plugs_tracking_and_disabling_unplugs_it(
         self,
@@ -366,7 +366,7 @@ class TestEnvironment:
     def test_environment_variable(self, value: str, expected: str) -> None:
         """1 turns them on, warn adds warnings, 0 or empty leaves them off."""
         code = (
-            "import toolctx._diagnostics as d; "
+            "import toolctx.diagnostics as d; "
             "print(d.lost_context_diagnostics_enabled(), d._warn)"
         )
         env = {**os.environ, ENV_VAR: value}
@@ -420,7 +420,7 @@ class TestWarnings:
 
     @pytest.mark.skipif(
         not HAS_WARNING_HOOK,
-        reason="needs the current_context() hook in toolctx._current",
+        reason="needs the current_context() hook in toolctx.context.current",
     )
     @pytest.mark.parametrize(("warn", "expected"), [(True, 1), (False, 0)])
     def test_current_context_warns_only_with_warn(
@@ -446,7 +446,7 @@ class TestWarnings:
 
     @pytest.mark.skipif(
         not HAS_WARNING_HOOK,
-        reason="needs the current_context() hook in toolctx._current",
+        reason="needs the current_context() hook in toolctx.context.current",
     )
     def test_current_context_is_silent_without_a_running_call(self) -> None:
         """With no call running, current_context() does not warn."""
@@ -458,7 +458,7 @@ class TestWarnings:
 
     @pytest.mark.skipif(
         not HAS_WARNING_HOOK,
-        reason="needs the current_context() hook in toolctx._current",
+        reason="needs the current_context() hook in toolctx.context.current",
     )
     def test_disabling_removes_the_hook(
         self, dispatcher: Dispatcher, registry: Registry
@@ -477,7 +477,7 @@ class TestWarnings:
 
     @pytest.mark.skipif(
         not HAS_WARNING_HOOK,
-        reason="needs the current_context() hook in toolctx._current",
+        reason="needs the current_context() hook in toolctx.context.current",
     )
     def test_a_handler_reading_the_context_does_not_recurse(
         self, dispatcher: Dispatcher, registry: Registry

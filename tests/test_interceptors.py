@@ -30,7 +30,7 @@ from toolctx import (
     publish,
     set_state,
 )
-from toolctx._interceptors import (
+from toolctx.interceptors.builtin import (
     PERMISSIONS,
     AuditLog,
     AuditRecord,

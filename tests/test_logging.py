@@ -21,7 +21,7 @@ from toolctx import (
     execution_context,
     use_context,
 )
-from toolctx._logging import CONTEXT_LOG_FIELDS, ContextLogFilter
+from toolctx.interceptors.logging import CONTEXT_LOG_FIELDS, ContextLogFilter
 
 
 SECRET = "hunter2-scope-secret"

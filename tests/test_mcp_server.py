@@ -1,4 +1,4 @@
-"""toolctx.mcp_server and _meta propagation, against the official MCP SDK.
+"""toolctx.mcp.server and _meta propagation, against the official MCP SDK.
 
 In-process tests connect the SDK's ClientSession to the server through the
 SDK's memory streams; end-to-end tests start ``python -m toolctx serve``
@@ -35,7 +35,7 @@ from toolctx import (
     ToolDenied,
     use_context,
 )
-from toolctx._mcp_meta import context_from_meta, context_meta
+from toolctx.mcp.meta import context_from_meta, context_meta
 from toolctx.providers._render import plain
 
 
@@ -51,7 +51,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp.shared.memory import create_client_server_memory_streams  # noqa: E402
 
-from toolctx.mcp_server import (  # noqa: E402
+from toolctx.mcp.server import (  # noqa: E402
     McpRequestInfo,
     McpUnavailableError,
     create_server,
@@ -856,10 +856,10 @@ class TestFailuresAroundTheTool:
                 after = await session.call_tool("whoami", {})
             return failed.value, after
 
-        with caplog.at_level(logging.ERROR, logger="toolctx.mcp_server"):
+        with caplog.at_level(logging.ERROR, logger="toolctx.mcp.server"):
             error, after = run(go)
         [record] = [
-            r for r in caplog.records if r.name == "toolctx.mcp_server"
+            r for r in caplog.records if r.name == "toolctx.mcp.server"
         ]
         [error_id] = ERROR_ID.findall(error.error.message)
 
@@ -879,7 +879,7 @@ class TestFailuresAroundTheTool:
 
     def test_tool_failures_stay_results(self, caplog):
         """A tool's own exception is still an isError result for the model, and nothing is logged as a server failure."""
-        with caplog.at_level(logging.ERROR, logger="toolctx.mcp_server"):
+        with caplog.at_level(logging.ERROR, logger="toolctx.mcp.server"):
             result = call(create_server(mcp_app.registry), "explode")
 
         assert result.is_error is True
@@ -887,7 +887,7 @@ class TestFailuresAroundTheTool:
             "Tool 'explode' failed: RuntimeError: the reactor is offline"
         )
         assert not [
-            r for r in caplog.records if r.name == "toolctx.mcp_server"
+            r for r in caplog.records if r.name == "toolctx.mcp.server"
         ]
 
     def test_a_cancelled_call_is_cancelled_not_an_error(self, caplog):
@@ -921,13 +921,13 @@ class TestFailuresAroundTheTool:
                     await cancelled.wait()
                 return await session.call_tool("ping", {})
 
-        with caplog.at_level(logging.ERROR, logger="toolctx.mcp_server"):
+        with caplog.at_level(logging.ERROR, logger="toolctx.mcp.server"):
             after = run(go)
 
         assert cancelled.is_set()
         assert text_of(after) == "pong"
         assert not [
-            r for r in caplog.records if r.name == "toolctx.mcp_server"
+            r for r in caplog.records if r.name == "toolctx.mcp.server"
         ]
 
 

@@ -42,10 +42,10 @@ from toolctx import (
     ToolResult,
     tool,
 )
-from toolctx._arguments import ArgumentStructurer
-from toolctx._params import Param
 from toolctx._types.schema import parameters_schema
 from toolctx.exceptions import ToolArgumentsError
+from toolctx.tools.arguments import ArgumentStructurer
+from toolctx.tools.params import Param
 
 
 class Harness:

@@ -33,7 +33,8 @@ from toolctx import (
     tool,
     use_context,
 )
-from toolctx._remote import (
+from toolctx.exceptions import ContextDataError
+from toolctx.remote.payloads import (
     RemoteCall,
     RemoteOutcome,
     ToolReferenceError,
@@ -43,7 +44,6 @@ from toolctx._remote import (
     tool_reference,
     worker_name,
 )
-from toolctx.exceptions import ContextDataError
 
 
 TIMEOUT = 120

@@ -28,12 +28,12 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
 
-from toolctx._keys import MISSING, matches
-from toolctx._params import Param
 from toolctx._types.model import SUPPORTED_TYPES
 from toolctx._types.model import is_hashable as is_hashable_type
 from toolctx._types.schema import json_default, parameters_schema, type_schema
+from toolctx.context.keys import MISSING, matches
 from toolctx.exceptions import SchemaError
+from toolctx.tools.params import Param
 
 
 OWNER = "tests.book_room"
@@ -1057,7 +1057,7 @@ class TestLayout:
         """Set defaults and required keys do not depend on PYTHONHASHSEED."""
         script = (
             "import json, typing_extensions as te\n"
-            "from toolctx._params import Param\n"
+            "from toolctx.tools.params import Param\n"
             "from toolctx._types.schema import parameters_schema\n"
             "TD = te.TypedDict('TD', {'k%d' % i: int for i in range(20)})\n"
             "tags = frozenset('tag%d' % i for i in range(20))\n"

@@ -29,13 +29,13 @@ from toolctx import (
     ToolctxError,
     ToolResult,
 )
-from toolctx._keys import RawValue
-from toolctx._session_codec import (
+from toolctx.context.keys import RawValue
+from toolctx.sessions.codec import (
     SESSION_FORMAT,
     session_from_dict,
     session_to_dict,
 )
-from toolctx._stores import (
+from toolctx.sessions.stores import (
     InMemorySessionStore,
     SessionAccessError,
     SessionConflictError,
@@ -756,8 +756,8 @@ class TestSQLiteStore:
             from datetime import datetime, timezone
             import attrs
             from toolctx import ContextKey, Session, ToolResult
-            from toolctx._keys import RawValue
-            from toolctx._stores import SQLiteSessionStore
+            from toolctx.context.keys import RawValue
+            from toolctx.sessions.stores import SQLiteSessionStore
 
             @attrs.frozen
             class Point:
@@ -827,7 +827,7 @@ class TestSQLiteStore:
             script = """
                 import os, sys
                 from toolctx import Session
-                from toolctx._stores import SQLiteSessionStore
+                from toolctx.sessions.stores import SQLiteSessionStore
 
                 class Scope:
                     tenant_id = "acme"

@@ -26,14 +26,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, cast
 
-from toolctx._arguments import unstructure_output
-from toolctx._context import ExecutionContext
 from toolctx._records import ToolCall, ToolResult
-from toolctx._registry import Registry
 from toolctx._types.decode import decode_json
+from toolctx.context.execution import ExecutionContext
 from toolctx.dispatch.dispatcher import Dispatcher
 from toolctx.exceptions import ToolctxError
 from toolctx.providers._render import plain
+from toolctx.tools.arguments import unstructure_output
+from toolctx.tools.registry import Registry
 
 
 __all__ = ["main"]
@@ -437,7 +437,8 @@ def _result_json(result: ToolResult, *, show_metadata: bool) -> dict[str, Any]:
 
 def _serve(args: argparse.Namespace) -> int:
     dispatcher = _load_target(args.target)
-    from toolctx.mcp_server import McpUnavailableError, serve
+    from toolctx.exceptions import McpUnavailableError
+    from toolctx.mcp.server import serve
 
     try:
         serve(

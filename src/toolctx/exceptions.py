@@ -28,7 +28,7 @@ error results. The exceptions above reach *host* code only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -317,3 +317,178 @@ class ToolDenied(ToolctxError):  # noqa: N818 - the contract's name
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(reason)
+
+
+def _denial_reason(missing: tuple[str, ...], user_id: str | None) -> str:
+    quoted = [repr(p) for p in missing]
+    if len(quoted) == 1:
+        needs = f"the permission {quoted[0]}"
+        tail = "the permission is missing"
+    else:
+        needs = f"the permissions {', '.join(quoted[:-1])} and {quoted[-1]}"
+        tail = "these permissions are missing"
+    who = "the caller" if user_id is None else f"user {user_id!r}"
+    return (
+        f"it requires {needs}, which {who} lacks. Do not retry; tell the "
+        f"user {tail}."
+    )
+
+
+class PermissionDenied(ToolDenied):
+    """Raised by :class:`Authorization` when the caller lacks permissions.
+
+    The dispatcher turns it into an error result (the tool does not run);
+    hosts find it on ``ToolResult.exception``.
+
+    Attributes:
+        tool_name: The tool that was called.
+        missing: The permissions the caller lacks, sorted.
+        user_id: The caller's ``user_id``, if the context has one.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self,
+        tool_name: str,
+        missing: Iterable[str],
+        user_id: str | None = None,
+    ) -> None:
+        self.tool_name = tool_name
+        self.missing = tuple(sorted(missing))
+        self.user_id = user_id
+        super().__init__(_denial_reason(self.missing, user_id))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.tool_name, self.missing, self.user_id))
+
+
+class SessionStoreError(ToolctxError):
+    """A session store refused or failed an operation.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class SessionSchemaError(SessionStoreError):
+    """The database's schema is not one this version of toolctx can use.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class SessionConflictError(SessionStoreError):
+    """The stored version is not the one the caller expected.
+
+    Attributes:
+        session_id: The session's id.
+        expected: The ``expected_version`` passed to ``save``.
+        actual: The stored version (0 when the session does not exist).
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, session_id: str, expected: int, actual: int) -> None:
+        self.session_id = session_id
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"Session {session_id!r} is at version {actual}, not "
+            f"{expected}: it was saved (or deleted) since you read it. Load "
+            f"it again, reapply your change and save with the new version."
+        )
+
+
+class SessionAccessError(SessionStoreError):
+    """The session id is owned by another tenant.
+
+    Raised by ``save``; ``load`` and ``delete`` of another tenant's id act
+    as if the id did not exist, so they do not reveal it.
+
+    Attributes:
+        session_id: The id that could not be written.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(
+            f"Session {session_id!r} belongs to another tenant; this scope "
+            f"cannot overwrite it. Session ids are global to a store: give "
+            f"every new session a fresh, unguessable id (uuid.uuid4().hex)."
+        )
+
+
+class McpUnavailableError(ToolctxError, ImportError):
+    """The ``mcp`` package is not installed.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class ProviderSchemaError(SchemaError):
+    """A tool's parameter schema cannot be written in a provider's dialect.
+
+    Raised by ``tools()`` when a schema uses something the provider
+    rejects: a free-form object under OpenAI strict mode, say, or a
+    recursive type that only recurses through required fields under
+    Gemini. The message names the tool, the place in the schema and what
+    to change. A subclass of :class:`toolctx.SchemaError`.
+
+    Attributes:
+        provider: The provider module's name, e.g. ``"gemini"``.
+        tool: The tool's name.
+        path: Where in the schema, as a JSON Pointer (``""`` for the root).
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self, message: str, *, provider: str, tool: str, path: str
+    ) -> None:
+        self.provider = provider
+        self.tool = tool
+        self.path = path
+        super().__init__(message, function=tool)
+
+
+class ProviderPayloadError(ToolctxError, ValueError):
+    """A response payload is not shaped the way the provider documents.
+
+    Raised by ``parse_calls`` for a payload of the wrong type or structure
+    (for example a tool call without a name), and by ``result_message``
+    when a result lacks what the provider requires (such as the call id
+    OpenAI and Anthropic match results by).
+
+    Attributes:
+        provider: The provider module's name, e.g. ``"openai"``.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, message: str, *, provider: str) -> None:
+        self.provider = provider
+        super().__init__(message)
+
+
+class ToolReferenceError(ToolctxError, LookupError):
+    """An import reference (``"package.module:name"``) does not resolve.
+
+    Raised in the worker process when the module cannot be imported or has
+    no such attribute, or when the object found is not what was expected.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class LostContextWarning(RuntimeWarning):
+    """``current_context()`` found no context while a call runs elsewhere.
+
+    Issued only with ``enable_lost_context_diagnostics(warn=True)`` (or
+    ``TOOLCTX_DEBUG_LOST_CONTEXT=warn``). Code that legitimately runs
+    outside calls (a log listener thread, a server's other requests) warns
+    too while a call is running, which is why it is a separate opt-in.
+
+    .. versionadded:: 0.1.0
+    """

@@ -45,9 +45,9 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     )
     raise ImportError(msg) from exc
 
-from toolctx._context import ExecutionContext
 from toolctx._records import ToolCall, ToolResult
-from toolctx._registry import Registry
+from toolctx.context.execution import ExecutionContext
+from toolctx.tools.registry import Registry
 
 
 __all__ = [

@@ -1,6 +1,6 @@
 """JSON Schema (Draft 2020-12), rendered from the type model's nodes.
 
-:func:`parameters_schema` turns a tool's :class:`~toolctx._params.Param`
+:func:`parameters_schema` turns a tool's :class:`~toolctx.tools.params.Param`
 list into the ``parameters`` object providers ask for; :func:`type_schema`
 renders one type. Both analyse the hints with
 :class:`~toolctx._types.model.Analysis` and render the nodes:
@@ -68,7 +68,7 @@ from toolctx.exceptions import SchemaError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from toolctx._params import Param
+    from toolctx.tools.params import Param
 
 
 JSONSchema = dict[str, Any]

@@ -25,18 +25,16 @@ import logging
 from collections.abc import Callable
 from typing import Any, cast, final
 
-from toolctx._context import (
+from toolctx._ids import new_invocation_id
+from toolctx._records import ToolCall, ToolResult
+from toolctx._types.decode import ArgumentLimits, DecodeError
+from toolctx._types.decode import decode_arguments as decode
+from toolctx.context.execution import (
     CallRecorder,
     ExecutionContext,
     derive_call_context,
     recorder_of,
 )
-from toolctx._ids import new_invocation_id
-from toolctx._protocols import Interceptor
-from toolctx._records import ToolCall, ToolResult
-from toolctx._tool import ToolEntry
-from toolctx._types.decode import ArgumentLimits, DecodeError
-from toolctx._types.decode import decode_arguments as decode
 from toolctx.dispatch.steps import (
     Failure,
     bad_arguments,
@@ -49,6 +47,8 @@ from toolctx.dispatch.steps import (
     unknown_tool,
 )
 from toolctx.exceptions import ToolArgumentsError, ToolctxError, ToolDenied
+from toolctx.tools.function import ToolEntry
+from toolctx.tools.protocols import Interceptor
 
 
 _log = logging.getLogger("toolctx")

@@ -20,13 +20,11 @@ from typing import cast, final
 
 import attrs
 
-from toolctx._context import ExecutionContext
-from toolctx._current import get_current
-from toolctx._protocols import Interceptor
 from toolctx._records import ToolCall, ToolChunk, ToolResult, frozen_view
-from toolctx._registry import Registry
-from toolctx._session import Session
 from toolctx._types.decode import ArgumentLimits
+from toolctx.context.current import get_current
+from toolctx.context.execution import ExecutionContext
+from toolctx.context.session import Session
 from toolctx.dispatch.core import Core, Prepared
 from toolctx.dispatch.run import run_async, run_sync
 from toolctx.dispatch.steps import resolve_template
@@ -38,6 +36,8 @@ from toolctx.dispatch.stream import (
     stream_sync,
     streams,
 )
+from toolctx.tools.protocols import Interceptor
+from toolctx.tools.registry import Registry
 
 
 @final
@@ -150,7 +150,7 @@ class Dispatcher:
             )
             raise TypeError(msg)
         if scope_loader is not None:
-            from toolctx._remote import check_reference
+            from toolctx.remote.payloads import check_reference
 
             check_reference(scope_loader, "scope_loader")
             if executor is None:

@@ -17,10 +17,10 @@ import asyncio
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING
 
-from toolctx._context import recorder_of
-from toolctx._remote import RemoteCall, RemoteOutcome, run_remote
+from toolctx.context.execution import recorder_of
 from toolctx.dispatch.steps import Failure, with_timeout
 from toolctx.exceptions import ToolTimeoutError
+from toolctx.remote.payloads import RemoteCall, RemoteOutcome, run_remote
 
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 These are the only places (with the streaming shells of
 :mod:`toolctx.dispatch.stream`) that bind a dispatched call's context,
-through the one bind seam (:data:`toolctx._current.SEAM`), and the only
+through the one bind seam (:data:`toolctx.context.current.SEAM`), and the only
 places whose code differs by ``await``. Everything the result depends on
 is decided by :class:`~toolctx.dispatch.core.Core` before and after.
 
@@ -22,8 +22,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from toolctx._current import SEAM
-from toolctx._tool import ASYNC, ASYNC_STREAM, STREAM, SYNC, ToolEntry
+from toolctx.context.current import SEAM
 from toolctx.dispatch import workers
 from toolctx.dispatch.steps import (
     acollect,
@@ -34,6 +33,7 @@ from toolctx.dispatch.steps import (
     thread_result,
     with_timeout,
 )
+from toolctx.tools.function import ASYNC, ASYNC_STREAM, STREAM, SYNC, ToolEntry
 
 
 if TYPE_CHECKING:

@@ -21,13 +21,6 @@ from collections.abc import (
 from time import perf_counter_ns
 from typing import Any
 
-from toolctx._arguments import ArgumentStructurer
-from toolctx._context import (
-    CallRecorder,
-    ExecutionContext,
-    derive_call_context,
-    recorder_of,
-)
 from toolctx._frozen import freeze_mapping
 from toolctx._ids import new_invocation_id
 from toolctx._records import (
@@ -37,15 +30,20 @@ from toolctx._records import (
     ToolResult,
     new_result,
 )
-from toolctx._session import Session
 from toolctx._text import bounded, exception_text
-from toolctx._tool import ToolEntry
 from toolctx._types.decode import (
     DEFAULT_LIMITS,
     ArgumentLimits,
     DecodeError,
 )
 from toolctx._types.decode import decode_arguments as decode
+from toolctx.context.execution import (
+    CallRecorder,
+    ExecutionContext,
+    derive_call_context,
+    recorder_of,
+)
+from toolctx.context.session import Session
 from toolctx.exceptions import (
     MAX_LISTED_TOOLS,
     ToolArgumentsError,
@@ -53,6 +51,8 @@ from toolctx.exceptions import (
     ToolDenied,
     ToolTimeoutError,
 )
+from toolctx.tools.arguments import ArgumentStructurer
+from toolctx.tools.function import ToolEntry
 
 
 class Failure(Exception):  # noqa: N818 - internal control flow

@@ -29,9 +29,8 @@ from time import perf_counter_ns
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
-from toolctx._current import SEAM, get_current
 from toolctx._records import ToolCall, ToolChunk, ToolResult
-from toolctx._tool import ASYNC_STREAM, STREAM
+from toolctx.context.current import SEAM, get_current
 from toolctx.dispatch import workers
 from toolctx.dispatch.core import Core, Prepared
 from toolctx.dispatch.steps import (
@@ -44,13 +43,14 @@ from toolctx.dispatch.steps import (
     resolve_template,
     thread_result,
 )
+from toolctx.tools.function import ASYNC_STREAM, STREAM
 
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
-    from toolctx._context import ExecutionContext
-    from toolctx._session import Session
+    from toolctx.context.execution import ExecutionContext
+    from toolctx.context.session import Session
 
 
 class _Open:

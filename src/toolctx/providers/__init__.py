@@ -25,11 +25,11 @@ No SDK is imported: the modules build and read plain data.
 
 from __future__ import annotations
 
-from toolctx.providers import anthropic, gemini, mcp, openai
-from toolctx.providers._errors import (
+from toolctx.exceptions import (
     ProviderPayloadError,
     ProviderSchemaError,
 )
+from toolctx.providers import anthropic, gemini, mcp, openai
 
 
 __all__ = [

@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from toolctx._types.schema import json_type
-from toolctx.providers._errors import ProviderSchemaError
+from toolctx.exceptions import ProviderSchemaError
 from toolctx.providers._render import plain
 
 

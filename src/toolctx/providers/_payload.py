@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolctx._records import ToolCall
-from toolctx.providers._errors import ProviderPayloadError
+from toolctx.exceptions import ProviderPayloadError
 
 
 def load(value: object) -> object:

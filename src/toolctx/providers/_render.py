@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from toolctx._records import ToolResult
-from toolctx.providers._errors import ProviderPayloadError
+from toolctx.exceptions import ProviderPayloadError
 
 
 def check_result(result: object, function: str) -> ToolResult:

@@ -42,7 +42,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from toolctx._records import ToolCall, ToolResult
-from toolctx._registry import Registry
 from toolctx.providers._payload import (
     as_list,
     as_mapping,
@@ -57,6 +56,7 @@ from toolctx.providers._render import (
     plain,
     require_call_id,
 )
+from toolctx.tools.registry import Registry
 
 
 __all__ = [

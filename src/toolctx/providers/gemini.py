@@ -50,7 +50,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from toolctx._records import ToolCall, ToolResult
-from toolctx._registry import Registry
 from toolctx.exceptions import InvalidToolNameError
 from toolctx.providers._dialects import gemini as gemini_schema
 from toolctx.providers._payload import (
@@ -68,6 +67,7 @@ from toolctx.providers._render import (
     error_text,
     plain,
 )
+from toolctx.tools.registry import Registry
 
 
 __all__ = [

@@ -36,10 +36,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolctx._records import ToolCall, ToolResult
-from toolctx._registry import Registry
-from toolctx.providers._errors import ProviderPayloadError
+from toolctx.exceptions import ProviderPayloadError
 from toolctx.providers._payload import as_list, as_mapping, load, make_call
 from toolctx.providers._render import check_result, content_text, plain
+from toolctx.tools.registry import Registry
 
 
 __all__ = ["parse_calls", "result_message", "tools"]

@@ -48,7 +48,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolctx._records import ToolCall, ToolDefinition, ToolResult
-from toolctx._registry import Registry
 from toolctx.providers._dialects import openai_strict
 from toolctx.providers._payload import (
     as_list,
@@ -63,6 +62,7 @@ from toolctx.providers._render import (
     plain,
     require_call_id,
 )
+from toolctx.tools.registry import Registry
 
 
 __all__ = [

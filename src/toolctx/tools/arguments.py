@@ -25,9 +25,7 @@ import collections.abc as cabc
 
 from typing import TYPE_CHECKING, Final, final
 
-from toolctx._context import CallRecorder, ExecutionContext
 from toolctx._records import ToolResult
-from toolctx._session import Session
 from toolctx._text import message_of
 from toolctx._types.model import Analysis, Kind, Node
 from toolctx._types.output import refuse
@@ -42,14 +40,16 @@ from toolctx._types.validate import (
     unchanged_types,
     unexpected,
 )
+from toolctx.context.execution import CallRecorder, ExecutionContext
+from toolctx.context.session import Session
 from toolctx.exceptions import ArgumentError, ToolArgumentsError
 
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from toolctx._params import Param
     from toolctx._types.validate import Check, Problem
+    from toolctx.tools.params import Param
 
 __all__ = [
     "ArgumentStructurer",

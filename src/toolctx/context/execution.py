@@ -17,8 +17,8 @@ from toolctx._frozen import (
     freeze_mapping,
 )
 from toolctx._ids import new_invocation_id
-from toolctx._keys import MISSING, ContextKey, RawValue
 from toolctx._records import ToolResult, record_builder
+from toolctx.context.keys import MISSING, ContextKey, RawValue
 from toolctx.exceptions import MissingContextValueError, ScopeError
 
 
@@ -317,7 +317,7 @@ class ExecutionContext:
 
         .. versionadded:: 0.1.0
         """
-        from toolctx._codec import context_to_dict
+        from toolctx.context.codec import context_to_dict
 
         return context_to_dict(self)
 
@@ -333,7 +333,7 @@ class ExecutionContext:
 
         .. versionadded:: 0.1.0
         """
-        from toolctx._codec import context_from_dict
+        from toolctx.context.codec import context_from_dict
 
         return context_from_dict(data, scope=scope)
 
@@ -355,7 +355,7 @@ def _unpickle_context(data: dict[str, Any]) -> ExecutionContext:
 def _typed(value: object, key: ContextKey[T]) -> T:
     """Return a stored value as the key's type (restoring raw data)."""
     if type(value) is RawValue:
-        from toolctx._arguments import structure_value
+        from toolctx.tools.arguments import structure_value
 
         return structure_value(value.data, key.type)  # type: ignore[return-value]
     return value  # type: ignore[return-value]

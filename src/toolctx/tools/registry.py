@@ -12,10 +12,15 @@ from typing import Any, TypeVar, cast, final, overload
 
 from typing_extensions import ParamSpec
 
-from toolctx._protocols import Tool
 from toolctx._records import ToolDefinition
-from toolctx._tool import FunctionTool, ToolEntry, check_tool_name, tool
 from toolctx.exceptions import DuplicateToolError, UnknownToolError
+from toolctx.tools.function import (
+    FunctionTool,
+    ToolEntry,
+    check_tool_name,
+    tool,
+)
+from toolctx.tools.protocols import Tool
 
 
 P = ParamSpec("P")

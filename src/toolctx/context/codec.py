@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolctx._arguments import (
+from toolctx._records import ToolResult
+from toolctx.context.execution import ExecutionContext
+from toolctx.context.keys import RawValue, known_key, matches, type_name
+from toolctx.exceptions import ContextDataError, ToolArgumentsError
+from toolctx.tools.arguments import (
     structure_value,
     unstructure_output,
     unstructure_value,
 )
-from toolctx._context import ExecutionContext
-from toolctx._keys import RawValue, known_key, matches, type_name
-from toolctx._records import ToolResult
-from toolctx.exceptions import ContextDataError, ToolArgumentsError
 
 
 CONTEXT_FORMAT = "toolctx.context/1"

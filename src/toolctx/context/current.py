@@ -7,8 +7,12 @@ from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, Final, cast, final
 
-from toolctx._context import RECORD_LOCK, ExecutionContext, recorder_of
-from toolctx._keys import ContextKey
+from toolctx.context.execution import (
+    RECORD_LOCK,
+    ExecutionContext,
+    recorder_of,
+)
+from toolctx.context.keys import ContextKey
 from toolctx.exceptions import NoExecutionContextError, ToolctxError
 
 
@@ -96,7 +100,7 @@ def execution_context() -> ExecutionContext:
 
 
 def _no_context() -> NoExecutionContextError:
-    from toolctx._diagnostics import lost_context_hint
+    from toolctx.diagnostics import lost_context_hint
 
     return NoExecutionContextError(lost_context_hint())
 
@@ -112,7 +116,7 @@ def current_context() -> ExecutionContext | None:
     return ctx
 
 
-# Set by toolctx._diagnostics while lost-context warnings are on; called
+# Set by toolctx.diagnostics while lost-context warnings are on; called
 # when current_context() is about to return None.
 _missing_context_hook: Callable[[], None] | None = None
 

@@ -1,6 +1,6 @@
 """Session stores: persist :class:`~toolctx.Session` objects per tenant.
 
-A store keeps what :func:`~toolctx._session_codec.session_to_dict` writes
+A store keeps what :func:`~toolctx.sessions.codec.session_to_dict` writes
 (never the scope) and enforces tenancy: every method takes the caller's
 *scope* first, the store derives a tenant from it with its ``tenant_of``
 callable, and a session saved by one tenant can never be loaded,
@@ -45,9 +45,16 @@ from typing import (
 
 from typing_extensions import Self
 
-from toolctx._session import Session
-from toolctx._session_codec import session_from_dict, session_to_dict
-from toolctx.exceptions import ContextDataError, ScopeError, ToolctxError
+from toolctx.context.session import Session
+from toolctx.exceptions import (
+    ContextDataError,
+    ScopeError,
+    SessionAccessError,
+    SessionConflictError,
+    SessionSchemaError,
+    SessionStoreError,
+)
+from toolctx.sessions.codec import session_from_dict, session_to_dict
 
 
 __all__ = [
@@ -67,63 +74,6 @@ TenantOf = Callable[[object], str]
 
 
 # -- errors ------------------------------------------------------------------
-
-
-class SessionStoreError(ToolctxError):
-    """A session store refused or failed an operation.
-
-    .. versionadded:: 0.1.0
-    """
-
-
-class SessionAccessError(SessionStoreError):
-    """The session id is owned by another tenant.
-
-    Raised by ``save``; ``load`` and ``delete`` of another tenant's id act
-    as if the id did not exist, so they do not reveal it.
-
-    Attributes:
-        session_id: The id that could not be written.
-
-    .. versionadded:: 0.1.0
-    """
-
-    def __init__(self, session_id: str) -> None:
-        self.session_id = session_id
-        super().__init__(
-            f"Session {session_id!r} belongs to another tenant; this scope "
-            f"cannot overwrite it. Session ids are global to a store: give "
-            f"every new session a fresh, unguessable id (uuid.uuid4().hex)."
-        )
-
-
-class SessionConflictError(SessionStoreError):
-    """The stored version is not the one the caller expected.
-
-    Attributes:
-        session_id: The session's id.
-        expected: The ``expected_version`` passed to ``save``.
-        actual: The stored version (0 when the session does not exist).
-
-    .. versionadded:: 0.1.0
-    """
-
-    def __init__(self, session_id: str, expected: int, actual: int) -> None:
-        self.session_id = session_id
-        self.expected = expected
-        self.actual = actual
-        super().__init__(
-            f"Session {session_id!r} is at version {actual}, not "
-            f"{expected}: it was saved (or deleted) since you read it. Load "
-            f"it again, reapply your change and save with the new version."
-        )
-
-
-class SessionSchemaError(SessionStoreError):
-    """The database's schema is not one this version of toolctx can use.
-
-    .. versionadded:: 0.1.0
-    """
 
 
 # -- tenancy -----------------------------------------------------------------

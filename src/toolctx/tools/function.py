@@ -22,22 +22,22 @@ from typing import (
 
 from typing_extensions import ParamSpec
 
-from toolctx._context import ExecutionContext
-from toolctx._current import get_current
-from toolctx._keys import MISSING, type_name
-from toolctx._params import Param
-from toolctx._protocols import Tool
 from toolctx._records import ToolDefinition
+from toolctx.context.current import get_current
+from toolctx.context.execution import ExecutionContext
+from toolctx.context.keys import MISSING, type_name
 from toolctx.exceptions import (
     InvalidToolNameError,
     NoExecutionContextError,
     SchemaError,
     ToolArgumentsError,
 )
+from toolctx.tools.params import Param
+from toolctx.tools.protocols import Tool
 
 
 if TYPE_CHECKING:
-    from toolctx._arguments import ArgumentStructurer
+    from toolctx.tools.arguments import ArgumentStructurer
 
 
 P = ParamSpec("P")
@@ -104,10 +104,10 @@ class FunctionTool(Generic[P, R]):
         timeout: float | None = None,
         inline: bool = False,
     ) -> None:
-        from toolctx._arguments import ArgumentStructurer
         from toolctx._docstrings import parse_docstring
         from toolctx._types.output import output_step
         from toolctx._types.schema import output_schema, parameters_schema
+        from toolctx.tools.arguments import ArgumentStructurer
 
         if not callable(cast("object", fn)):
             msg = f"@tool needs a function, got {type(fn).__name__}."
@@ -208,7 +208,7 @@ class FunctionTool(Generic[P, R]):
 
         .. versionadded:: 0.1.0
         """
-        from toolctx._arguments import unstructure_output
+        from toolctx.tools.arguments import unstructure_output
 
         kwargs = self.structure_arguments(args)
         if self.context_parameters:
@@ -224,7 +224,7 @@ class FunctionTool(Generic[P, R]):
 
 
 async def _unstructure_later(awaitable: Any) -> Any:
-    from toolctx._arguments import unstructure_output
+    from toolctx.tools.arguments import unstructure_output
 
     return unstructure_output(await awaitable)
 

@@ -9,10 +9,10 @@ for hosts with their own transport (a queue, a job system): build a
 
 from __future__ import annotations
 
-from toolctx._remote import (
+from toolctx.exceptions import ToolReferenceError
+from toolctx.remote.payloads import (
     RemoteCall,
     RemoteOutcome,
-    ToolReferenceError,
     resolve_tool,
     run_remote,
     tool_reference,

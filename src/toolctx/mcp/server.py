@@ -33,7 +33,7 @@ Whatever is raised around the tool (by an interceptor, the
 ``context_factory`` or the rendering of the result; ``SystemExit``
 included) never stops the server and never reaches the client: the client
 gets a JSON-RPC error with a generic message and an error id, and the
-``toolctx.mcp_server`` logger gets the traceback under the same id. Only
+``toolctx.mcp.server`` logger gets the traceback under the same id. Only
 cancellation and ``KeyboardInterrupt`` propagate, to stop the server.
 
 The ``mcp`` package is an optional extra (``pip install toolctx[mcp]``);
@@ -54,19 +54,17 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast, final
 
 import attrs
 
-from toolctx._context import ExecutionContext
-from toolctx._mcp_meta import (
-    META_PREFIX,
+from toolctx._records import ToolCall, ToolResult
+from toolctx.context.execution import ExecutionContext
+from toolctx.dispatch.dispatcher import Dispatcher
+from toolctx.exceptions import McpUnavailableError, ToolDenied
+from toolctx.mcp.meta import (
     TRACE_KEYS,
     context_from_meta,
-    context_meta,
 )
-from toolctx._records import ToolCall, ToolResult
-from toolctx._registry import Registry
-from toolctx.dispatch.dispatcher import Dispatcher
-from toolctx.exceptions import ToolctxError, ToolDenied
 from toolctx.providers._render import plain
 from toolctx.providers.mcp import result_message, tools
+from toolctx.tools.registry import Registry
 
 
 if TYPE_CHECKING:
@@ -83,19 +81,6 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
 
-__all__ = [
-    "META_PREFIX",
-    "ContextFactory",
-    "McpRequestInfo",
-    "McpUnavailableError",
-    "context_from_meta",
-    "context_meta",
-    "create_server",
-    "run_http",
-    "run_stdio",
-    "serve",
-]
-
 _CONNECTION_ID = "toolctx.connection_id"
 _INTERNAL_ERROR = -32603  # JSON-RPC 2.0: internal error
 _log = logging.getLogger(__name__)
@@ -103,13 +88,6 @@ _INSTALL_HINT = (
     "toolctx's MCP server needs the official MCP SDK: install it with "
     "`pip install 'toolctx[mcp]'` (or `pip install mcp`)."
 )
-
-
-class McpUnavailableError(ToolctxError, ImportError):
-    """The ``mcp`` package is not installed.
-
-    .. versionadded:: 0.1.0
-    """
 
 
 @final
@@ -188,7 +166,7 @@ def create_server(
     tools and invalid arguments come back as ``isError: true`` results the
     model can read. Anything else raised while answering (an interceptor,
     the *context_factory*, rendering the result) is logged with its
-    traceback by the ``toolctx.mcp_server`` logger and answered with a
+    traceback by the ``toolctx.mcp.server`` logger and answered with a
     generic JSON-RPC internal error naming the log's error id: its message
     never reaches the client, and the server keeps serving.
 

@@ -1,11 +1,11 @@
 """JSON-safe round trips of sessions: ``session_to_dict``/``from_dict``.
 
 The format is versioned (``"format": "toolctx.session/1"``) and mirrors
-:mod:`toolctx._codec`: ``scope`` is runtime-only and never written; typed
-values are unstructured by their key's type and structured back to it; a
-value whose key this process does not know is kept as
-:class:`~toolctx._keys.RawValue` and written back as it came; this turn's
-results use the ``toolctx.result/1`` format.
+:mod:`toolctx.context.codec`: ``scope`` is runtime-only and never
+written; typed values are unstructured by their key's type and
+structured back to it; a value whose key this process does not know is kept as
+:class:`~toolctx.context.keys.RawValue` and written back as it came; this
+turn's results use the ``toolctx.result/1`` format.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolctx._codec import (
+from toolctx.context.codec import (
     mapping_field,
     result_from_dict,
     result_to_dict,
@@ -21,7 +21,7 @@ from toolctx._codec import (
     value_from_json,
     value_to_json,
 )
-from toolctx._session import Session
+from toolctx.context.session import Session
 from toolctx.exceptions import ContextDataError
 
 

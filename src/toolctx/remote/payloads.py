@@ -33,21 +33,17 @@ from typing import Any, final
 
 import attrs
 
-from toolctx._arguments import structure_value
-from toolctx._codec import check_format, mapping_field, value_to_json
-from toolctx._context import (
+from toolctx._frozen import freeze_mapping
+from toolctx._records import ToolCall, ToolResult
+from toolctx._text import exception_text
+from toolctx._types.decode import DEFAULT_LIMITS
+from toolctx.context.codec import check_format, mapping_field, value_to_json
+from toolctx.context.execution import (
     CallRecorder,
     ExecutionContext,
     derive_call_context,
 )
-from toolctx._frozen import freeze_mapping
-from toolctx._keys import known_key
-from toolctx._protocols import Tool
-from toolctx._records import ToolCall, ToolResult
-from toolctx._registry import Registry
-from toolctx._text import exception_text
-from toolctx._tool import FunctionTool, ToolEntry
-from toolctx._types.decode import DEFAULT_LIMITS
+from toolctx.context.keys import known_key
 from toolctx.dispatch.core import Core, Prepared
 from toolctx.dispatch.run import run_sync
 from toolctx.dispatch.steps import (
@@ -63,9 +59,13 @@ from toolctx.exceptions import (
     ContextDataError,
     ScopeError,
     ToolArgumentsError,
-    ToolctxError,
+    ToolReferenceError,
     UnknownToolError,
 )
+from toolctx.tools.arguments import structure_value
+from toolctx.tools.function import FunctionTool, ToolEntry
+from toolctx.tools.protocols import Tool
+from toolctx.tools.registry import Registry
 
 
 CALL_FORMAT = "toolctx.remote-call/1"
@@ -81,16 +81,6 @@ _references: weakref.WeakKeyDictionary[Tool, dict[bool, str]] = (
 _resolved: dict[str, object] = {}
 _entries: dict[tuple[str, str], ToolEntry] = {}
 _lock = threading.Lock()
-
-
-class ToolReferenceError(ToolctxError, LookupError):
-    """An import reference (``"package.module:name"``) does not resolve.
-
-    Raised in the worker process when the module cannot be imported or has
-    no such attribute, or when the object found is not what was expected.
-
-    .. versionadded:: 0.1.0
-    """
 
 
 # -- references --------------------------------------------------------------

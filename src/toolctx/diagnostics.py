@@ -9,7 +9,7 @@ elsewhere and the one-line fix.
 
 Diagnostics cost nothing while off: they plug tracking versions of bind
 and unbind into the one bind seam of dispatched calls
-(:data:`toolctx._current.SEAM`) when enabled and unplug them when
+(:data:`toolctx.context.current.SEAM`) when enabled and unplug them when
 disabled, so the dispatcher binds with the ContextVar's own ``set`` and
 ``reset`` whenever they are off.
 
@@ -29,26 +29,15 @@ import warnings
 from contextvars import Token
 from typing import NamedTuple
 
-from toolctx import _current
-from toolctx._context import ExecutionContext
+from toolctx.context import current as _current
+from toolctx.context.execution import ExecutionContext
+from toolctx.exceptions import LostContextWarning
 
 
 ENV_VAR = "TOOLCTX_DEBUG_LOST_CONTEXT"
 _FALSE = frozenset({"", "0", "false", "no", "off"})
 # current_context() calls _current.<_HOOK>() when it returns None, if set.
 _HOOK = "_missing_context_hook"
-
-
-class LostContextWarning(RuntimeWarning):
-    """``current_context()`` found no context while a call runs elsewhere.
-
-    Issued only with ``enable_lost_context_diagnostics(warn=True)`` (or
-    ``TOOLCTX_DEBUG_LOST_CONTEXT=warn``). Code that legitimately runs
-    outside calls (a log listener thread, a server's other requests) warns
-    too while a call is running, which is why it is a separate opt-in.
-
-    .. versionadded:: 0.1.0
-    """
 
 
 class _Running(NamedTuple):

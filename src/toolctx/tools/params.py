@@ -7,7 +7,7 @@ from typing import Any, final
 
 import attrs
 
-from toolctx._keys import MISSING
+from toolctx.context.keys import MISSING
 
 
 @final

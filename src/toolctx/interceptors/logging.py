@@ -7,7 +7,7 @@ import logging
 from collections.abc import Iterable
 from typing import cast, final
 
-from toolctx._current import current_context
+from toolctx.context.current import current_context
 
 
 CONTEXT_LOG_FIELDS: tuple[str, ...] = (
