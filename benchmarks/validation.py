@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import toolctx
 
 from _harness import Case, measure
-from toolctx import Registry, ToolCall, _calls
+from toolctx import Registry, ToolCall
+from toolctx.dispatch import steps as _calls
 
 
 registry = Registry()

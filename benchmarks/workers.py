@@ -40,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import toolctx
 
 from _harness import Case, measure
-from toolctx import _calls, _workers
+from toolctx.dispatch import steps as _calls
+from toolctx.dispatch import workers as _workers
 
 
 USER = "user-42"

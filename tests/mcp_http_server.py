@@ -16,7 +16,7 @@ from functools import partial
 
 import anyio
 
-from toolctx.mcp.server import create_server, run_http
+from toolctx.mcp import create_server, run_http
 
 
 def main() -> None:

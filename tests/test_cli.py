@@ -14,8 +14,8 @@ import pytest
 
 from tests import mcp_app
 
+from toolctx import exceptions as _errors
 from toolctx.cli import main
-from toolctx.providers import _errors
 from toolctx.providers._render import plain
 
 

@@ -15,14 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolctx import (
-    ContextDataError,
-    ContextKey,
-    ExecutionContext,
-    ToolResult,
-)
+from toolctx import ContextKey, ExecutionContext, ToolResult
 from toolctx.context.codec import result_from_dict, result_to_dict
 from toolctx.context.keys import RawValue
+from toolctx.exceptions import ContextDataError
 
 
 @attrs.frozen

@@ -11,7 +11,6 @@ import pytest
 
 from toolctx import (
     ContextKey,
-    ContextValueTypeError,
     Dispatcher,
     ExecutionContext,
     MissingContextValueError,
@@ -23,6 +22,7 @@ from toolctx import (
     tool,
     use_context,
 )
+from toolctx.exceptions import ContextValueTypeError
 
 
 REGION = ContextKey("test_context_region", str)

@@ -25,11 +25,13 @@ from toolctx import (
     NoExecutionContextError,
     Registry,
     ToolCall,
-    _current,
-    _diagnostics,
     current_context,
     execution_context,
 )
+from toolctx import (
+    diagnostics as _diagnostics,
+)
+from toolctx.context import current as _current
 from toolctx.context.threads import bind_context
 from toolctx.diagnostics import (
     ENV_VAR,

@@ -92,8 +92,11 @@ class TestApiReference:
 
 def _exists(path: str) -> bool:
     """Whether *path* is a module, or a public attribute of one."""
-    if importlib.util.find_spec(path) is not None:
-        return True
+    try:
+        if importlib.util.find_spec(path) is not None:
+            return True
+    except ModuleNotFoundError:  # a name inside a module, not a package
+        pass
     module_name, _, attribute = path.rpartition(".")
     module: ModuleType = importlib.import_module(module_name)
     public = getattr(module, "__all__", None)

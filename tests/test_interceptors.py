@@ -30,7 +30,7 @@ from toolctx import (
     publish,
     set_state,
 )
-from toolctx.interceptors.builtin import (
+from toolctx.interceptors import (
     PERMISSIONS,
     AuditLog,
     AuditRecord,
@@ -850,7 +850,10 @@ class TestSinks:
         sink(a)
         sink(b)
         assert sink.records == [a, b]
-        assert repr(sink) == "<toolctx.MemoryAuditSink(num_records=2)>"
+        assert (
+            repr(sink)
+            == "<toolctx.interceptors.MemoryAuditSink(num_records=2)>"
+        )
         sink.clear()
         assert sink.records == []
 

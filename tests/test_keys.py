@@ -11,8 +11,6 @@ import pytest
 
 from toolctx import (
     ContextKey,
-    ContextKeyConflictError,
-    ContextValueTypeError,
     Dispatcher,
     ExecutionContext,
     Registry,
@@ -20,6 +18,7 @@ from toolctx import (
     ToolResult,
     publish,
 )
+from toolctx.exceptions import ContextKeyConflictError, ContextValueTypeError
 
 
 class TestDeclaration:

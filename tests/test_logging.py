@@ -286,5 +286,5 @@ class TestContextLogFilter:
     def test_repr(self) -> None:
         """The repr shows the prefix and fields."""
         assert repr(ContextLogFilter("p_", fields=["turn"])) == (
-            "<toolctx.ContextLogFilter(prefix='p_', fields=('turn',))>"
+            "<toolctx.interceptors.ContextLogFilter(prefix='p_', fields=('turn',))>"
         )

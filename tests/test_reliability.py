@@ -22,10 +22,8 @@ import pytest
 
 from doubles import PassThrough
 from toolctx import (
-    AuditLog,
     Dispatcher,
     ExecutionContext,
-    MemoryAuditSink,
     Registry,
     Session,
     ToolCall,
@@ -37,6 +35,7 @@ from toolctx import (
     tool,
 )
 from toolctx.dispatch import dispatcher as dispatch_module
+from toolctx.interceptors import AuditLog, MemoryAuditSink
 from toolctx.providers import anthropic, openai
 
 

@@ -40,29 +40,18 @@ from typing_extensions import TypedDict
 
 from doubles import PassThrough
 from toolctx import (
-    AuditLog,
-    AuditRecord,
-    Authorization,
     ContextKey,
-    ContextLogFilter,
     ContextThreadPoolExecutor,
     Dispatcher,
     ExecutionContext,
-    InMemorySessionStore,
-    JsonLinesAuditSink,
-    LoggerAuditSink,
-    MemoryAuditSink,
-    PermissionDenied,
     Registry,
     Session,
-    SQLiteSessionStore,
     ToolCall,
     ToolResult,
     bind_context,
     current_context,
     execution_context,
     publish,
-    session_to_dict,
     set_state,
     tool,
     use_context,
@@ -76,7 +65,22 @@ from toolctx.exceptions import (
     ToolctxError,
     ToolDenied,
 )
+from toolctx.interceptors import (
+    AuditLog,
+    AuditRecord,
+    Authorization,
+    ContextLogFilter,
+    JsonLinesAuditSink,
+    LoggerAuditSink,
+    MemoryAuditSink,
+    PermissionDenied,
+)
 from toolctx.providers import mcp
+from toolctx.sessions import (
+    InMemorySessionStore,
+    SQLiteSessionStore,
+    session_to_dict,
+)
 
 
 SECRET = f"scope-secret-{uuid.uuid4().hex}"

@@ -21,15 +21,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolctx import (
-    ContextDataError,
-    ContextKey,
-    ScopeError,
-    Session,
-    ToolctxError,
-    ToolResult,
-)
+from toolctx import ContextKey, ScopeError, Session, ToolctxError, ToolResult
 from toolctx.context.keys import RawValue
+from toolctx.exceptions import ContextDataError
 from toolctx.sessions.codec import (
     SESSION_FORMAT,
     session_from_dict,

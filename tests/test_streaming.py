@@ -11,10 +11,8 @@ from contextlib import closing
 import pytest
 
 from toolctx import (
-    AuditLog,
     Dispatcher,
     ExecutionContext,
-    MemoryAuditSink,
     Registry,
     Session,
     ToolCall,
@@ -26,6 +24,7 @@ from toolctx import (
     set_state,
     use_context,
 )
+from toolctx.interceptors import AuditLog, MemoryAuditSink
 
 
 @pytest.fixture(name="registry")

@@ -19,7 +19,7 @@ builtin base so that code written against the builtin keeps working::
     ├── ToolOutputError                (also TypeError)
     ├── ToolTimeoutError               (also TimeoutError)
     └── ToolDenied
-        └── PermissionDenied           (toolctx.Authorization)
+        └── PermissionDenied           (toolctx.interceptors.Authorization)
 
 Tool-level failures (an unknown tool, bad arguments, a denial, the tool
 raising) never escape :meth:`toolctx.Dispatcher.dispatch`: they become

@@ -177,7 +177,8 @@ class AuditLog:
         clock: Returns the current time (timezone-aware); for tests.
 
     Example:
-        >>> from toolctx import Dispatcher, Registry, ToolCall
+        >>> from toolctx import Dispatcher, ExecutionContext, Registry, ToolCall
+        >>> from toolctx.interceptors import AuditLog, MemoryAuditSink
         >>> registry = Registry()
         >>> @registry.tool
         ... def add(a: int, b: int) -> int:
@@ -221,7 +222,7 @@ class AuditLog:
 
     def __repr__(self) -> str:
         return (
-            f"<toolctx.AuditLog(sink={self._sink!r}, "
+            f"<toolctx.interceptors.AuditLog(sink={self._sink!r}, "
             f"include_arguments={self._include_arguments})>"
         )
 

@@ -198,7 +198,7 @@ class Authorization:
 
     def __repr__(self) -> str:
         return (
-            f"<toolctx.Authorization(num_requirements="
+            f"<toolctx.interceptors.Authorization(num_requirements="
             f"{len(self._requirements)})>"
         )
 

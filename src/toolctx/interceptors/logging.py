@@ -93,7 +93,7 @@ class ContextLogFilter(logging.Filter):
 
     def __repr__(self) -> str:
         return (
-            f"<toolctx.ContextLogFilter(prefix={self.prefix!r}, "
+            f"<toolctx.interceptors.ContextLogFilter(prefix={self.prefix!r}, "
             f"fields={self.fields!r})>"
         )
 

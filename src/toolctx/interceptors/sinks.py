@@ -49,7 +49,8 @@ class MemoryAuditSink:
             self.records.append(record)
 
     def __repr__(self) -> str:
-        return f"<toolctx.MemoryAuditSink(num_records={len(self.records)})>"
+        count = len(self.records)
+        return f"<toolctx.interceptors.MemoryAuditSink(num_records={count})>"
 
     def clear(self) -> None:
         """Forget all records.
@@ -99,7 +100,8 @@ class LoggerAuditSink:
         self.prefix = prefix
 
     def __repr__(self) -> str:
-        return f"<toolctx.LoggerAuditSink(logger={self.logger.name!r})>"
+        name = self.logger.name
+        return f"<toolctx.interceptors.LoggerAuditSink(logger={name!r})>"
 
     def __call__(self, record: AuditRecord) -> None:
         """Log *record* (skipped cheaply if the level is disabled)."""
@@ -157,7 +159,8 @@ class JsonLinesAuditSink:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"<toolctx.JsonLinesAuditSink(target={self.target!r})>"
+        target = self.target
+        return f"<toolctx.interceptors.JsonLinesAuditSink(target={target!r})>"
 
     def __call__(self, record: AuditRecord) -> None:
         """Write *record* as one line of JSON."""

@@ -20,7 +20,7 @@ Errors::
 
 A scope without a tenant raises :class:`~toolctx.ScopeError`; data that
 cannot be serialized or read back raises
-:class:`~toolctx.ContextDataError`.
+:class:`~toolctx.exceptions.ContextDataError`.
 """
 
 from __future__ import annotations
