@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+# Imported for its effect: TOOLCTX_DEBUG_LOST_CONTEXT is read at import.
+import toolctx.diagnostics  # noqa: F401
+
 from toolctx._records import ToolCall, ToolChunk, ToolDefinition, ToolResult
 from toolctx.context.current import (
     current_context,

@@ -36,7 +36,7 @@ from toolctx.exceptions import LostContextWarning
 
 ENV_VAR = "TOOLCTX_DEBUG_LOST_CONTEXT"
 _FALSE = frozenset({"", "0", "false", "no", "off"})
-# current_context() calls _current.<_HOOK>() when it returns None, if set.
+# The name of the hook current_context() calls when it returns None.
 _HOOK = "_missing_context_hook"
 
 
@@ -94,7 +94,10 @@ def enable_lost_context_diagnostics(*, warn: bool = False) -> None:
             _current.SEAM.plug(_tracking_bind, _tracking_unbind)
             _enabled = True
         _warn = bool(warn)
-        setattr(_current, _HOOK, _warn_missing_context if _warn else None)
+        _current.install_diagnostic_hooks(
+            on_missing=_warn_missing_context if _warn else None,
+            hint=lost_context_hint,
+        )
 
 
 def disable_lost_context_diagnostics() -> None:
@@ -106,7 +109,7 @@ def disable_lost_context_diagnostics() -> None:
     """
     global _enabled, _warn  # noqa: PLW0603 - the process-wide switch
     with _lock:
-        setattr(_current, _HOOK, None)
+        _current.install_diagnostic_hooks(on_missing=None, hint=None)
         if _enabled:
             _current.SEAM.unplug()
         _enabled = _warn = False

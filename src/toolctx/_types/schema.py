@@ -1,8 +1,8 @@
 """JSON Schema (Draft 2020-12), rendered from the type model's nodes.
 
-:func:`parameters_schema` turns a tool's :class:`~toolctx.tools.params.Param`
-list into the ``parameters`` object providers ask for; :func:`type_schema`
-renders one type. Both analyse the hints with
+:func:`parameters_schema` turns a tool's parameters into the
+``parameters`` object providers ask for; :func:`type_schema` renders one
+type. Both analyse the hints with
 :class:`~toolctx._types.model.Analysis` and render the nodes:
 
 =========================================  ==============================
@@ -45,7 +45,7 @@ import enum
 import json
 import uuid
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import typing_extensions
@@ -68,7 +68,33 @@ from toolctx.exceptions import SchemaError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from toolctx.tools.params import Param
+
+class Param(Protocol):
+    """What :func:`parameters_schema` reads of one parameter.
+
+    The tools layer's ``Param`` has these attributes; the type model
+    knows no more of it.
+    """
+
+    @property
+    def name(self) -> str:
+        """The parameter's name."""
+
+    @property
+    def annotation(self) -> Any:
+        """Its type hint."""
+
+    @property
+    def description(self) -> str | None:
+        """Its description, if any."""
+
+    @property
+    def default(self) -> object:
+        """Its default, or ``MISSING``."""
+
+    @property
+    def required(self) -> bool:
+        """Whether the model must send it."""
 
 
 JSONSchema = dict[str, Any]

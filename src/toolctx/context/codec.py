@@ -13,14 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolctx._records import ToolResult
+from toolctx._types.output import to_json as unstructure_output
+from toolctx._types.values import structure_value, unstructure_value
 from toolctx.context.execution import ExecutionContext
 from toolctx.context.keys import RawValue, known_key, matches, type_name
 from toolctx.exceptions import ContextDataError, ToolArgumentsError
-from toolctx.tools.arguments import (
-    structure_value,
-    unstructure_output,
-    unstructure_value,
-)
 
 
 CONTEXT_FORMAT = "toolctx.context/1"

@@ -100,9 +100,8 @@ def execution_context() -> ExecutionContext:
 
 
 def _no_context() -> NoExecutionContextError:
-    from toolctx.diagnostics import lost_context_hint
-
-    return NoExecutionContextError(lost_context_hint())
+    hint = _lost_context_hint
+    return NoExecutionContextError(None if hint is None else hint())
 
 
 def current_context() -> ExecutionContext | None:
@@ -119,6 +118,25 @@ def current_context() -> ExecutionContext | None:
 # Set by toolctx.diagnostics while lost-context warnings are on; called
 # when current_context() is about to return None.
 _missing_context_hook: Callable[[], None] | None = None
+# Set by toolctx.diagnostics while it is on: the specific message for
+# execution_context() when no context is bound, or None for the plain one.
+_lost_context_hint: Callable[[], str | None] | None = None
+
+
+def install_diagnostic_hooks(
+    *,
+    on_missing: Callable[[], None] | None,
+    hint: Callable[[], str | None] | None,
+) -> None:
+    """Where lost-context diagnostics plug into the accessors (internal).
+
+    *on_missing* runs when :func:`current_context` is about to return
+    None; *hint* gives :func:`execution_context`'s error its message.
+    None for either removes it.
+    """
+    global _missing_context_hook, _lost_context_hint  # noqa: PLW0603
+    _missing_context_hook = on_missing
+    _lost_context_hint = hint
 
 
 @final

@@ -355,7 +355,7 @@ def _unpickle_context(data: dict[str, Any]) -> ExecutionContext:
 def _typed(value: object, key: ContextKey[T]) -> T:
     """Return a stored value as the key's type (restoring raw data)."""
     if type(value) is RawValue:
-        from toolctx.tools.arguments import structure_value
+        from toolctx._types.values import structure_value
 
         return structure_value(value.data, key.type)  # type: ignore[return-value]
     return value  # type: ignore[return-value]

@@ -177,7 +177,8 @@ class AuditLog:
         clock: Returns the current time (timezone-aware); for tests.
 
     Example:
-        >>> from toolctx import Dispatcher, ExecutionContext, Registry, ToolCall
+        >>> from toolctx import Dispatcher, ExecutionContext, Registry
+        >>> from toolctx import ToolCall
         >>> from toolctx.interceptors import AuditLog, MemoryAuditSink
         >>> registry = Registry()
         >>> @registry.tool

@@ -32,7 +32,6 @@ from toolctx._types.output import refuse
 from toolctx._types.output import to_json as unstructure_output
 from toolctx._types.validate import (
     Compiler,
-    check_for,
     describe,
     problems_of,
     render_path,
@@ -51,12 +50,7 @@ if TYPE_CHECKING:
     from toolctx._types.validate import Check, Problem
     from toolctx.tools.params import Param
 
-__all__ = [
-    "ArgumentStructurer",
-    "structure_value",
-    "unstructure_output",
-    "unstructure_value",
-]
+__all__ = ["ArgumentStructurer", "unstructure_output"]
 
 _NO_TYPES: Final[frozenset[type]] = frozenset()
 
@@ -244,37 +238,3 @@ def _literal_strings(node: Node) -> frozenset[str] | None:
     ):
         return frozenset(node.values)  # type: ignore[arg-type]
     return None
-
-
-def structure_value(data: object, tp: object) -> object:
-    """Validate and structure one JSON value as the type *tp*.
-
-    Same strict rules as tool arguments; paths in the errors are
-    relative to *data* (empty for *data* itself). The check of *tp* is
-    compiled once and kept.
-
-    Raises:
-        ToolArgumentsError: Every problem with *data* (a ``ValueError``).
-        SchemaError: *tp* is not a supported type.
-    """
-    check = check_for(tp)
-    try:
-        return check(data)
-    except Exception as exc:  # noqa: BLE001 - reported
-        raise ToolArgumentsError(_argument_errors(problems_of(exc))) from None
-
-
-def unstructure_value(value: object, tp: object) -> object:
-    """Return *value*, declared as *tp*, as JSON data.
-
-    The conversion follows the runtime type of *value*, exactly as
-    :func:`unstructure_output` (so a subclass keeps its own fields);
-    *tp* is checked to be supported, so that
-    ``structure_value(unstructure_value(v, tp), tp)`` can read it back.
-
-    Raises:
-        TypeError: *value* has no JSON form.
-        SchemaError: *tp* is not a supported type (also a TypeError).
-    """
-    check_for(tp)
-    return unstructure_output(value)

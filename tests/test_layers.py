@@ -1,0 +1,142 @@
+"""The package's dependencies point one way: no module imports from above.
+
+The layers, bottom first (ARCHITECTURE.md):
+
+0. leaf utilities (``_text``, ``_docstrings``, ``_frozen``, ``_ids``);
+1. ``exceptions``;
+2. ``_types``: the type model, which knows no toolctx domain class;
+3. ``_records``: ``ToolCall``, ``ToolResult``, ``ToolChunk``,
+   ``ToolDefinition``;
+4. ``context``: the context, its keys, the ContextVar and its one bind
+   seam, sessions in memory, threads;
+5. ``tools``: ``@tool``, the registry and each tool's call plan; then the
+   remote payloads and import references (data, no dispatching);
+6. ``dispatch``: the call pipeline;
+7. features: ``sessions`` (stores, codec), ``interceptors``, ``remote``,
+   ``diagnostics``;
+8. integrations: ``providers``, ``mcp``, ``otel``, ``cli`` and the root
+   package itself.
+
+Every ``import`` counts, at module level or inside a function, and
+typing-only ones too: a lazy import is still a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+import pkgutil
+
+from pathlib import Path
+
+import pytest
+
+import toolctx
+
+
+LAYERS: list[tuple[int, str]] = [
+    (0, "toolctx._text"),
+    (0, "toolctx._docstrings"),
+    (0, "toolctx._frozen"),
+    (0, "toolctx._ids"),
+    (1, "toolctx.exceptions"),
+    (2, "toolctx._types"),
+    (3, "toolctx._records"),
+    (4, "toolctx.context"),
+    (5, "toolctx.tools"),
+    (5, "toolctx.remote.payloads"),
+    (5, "toolctx.remote.references"),
+    (6, "toolctx.dispatch"),
+    (7, "toolctx.sessions"),
+    (7, "toolctx.interceptors"),
+    (7, "toolctx.remote"),
+    (7, "toolctx.diagnostics"),
+    (8, "toolctx.providers"),
+    (8, "toolctx.mcp"),
+    (8, "toolctx.otel"),
+    (8, "toolctx.cli"),
+    (8, "toolctx.__main__"),
+    (8, "toolctx"),
+]
+
+
+def layer_of(module: str) -> int:
+    """The layer of *module*: the longest matching prefix decides."""
+    best = (-1, -1)
+    for rank, prefix in LAYERS:
+        if (module == prefix or module.startswith(prefix + ".")) and len(
+            prefix
+        ) > best[0]:
+            best = (len(prefix), rank)
+    if best[1] < 0:
+        msg = f"{module} is in no layer: add it to LAYERS"
+        raise AssertionError(msg)
+    return best[1]
+
+
+def modules() -> list[tuple[str, Path]]:
+    """Every module of the package, with its file."""
+    root = Path(toolctx.__file__).parent
+    found = [("toolctx", root / "__init__.py")]
+    for info in pkgutil.walk_packages([str(root)], "toolctx."):
+        relative = info.name.split(".")[1:]
+        path = root.joinpath(*relative)
+        file = path / "__init__.py" if info.ispkg else path.with_suffix(".py")
+        found.append((info.name, file))
+    return found
+
+
+def imports_of(module: str, file: Path) -> set[str]:
+    """The toolctx modules *module* imports, anywhere in its file."""
+    package = (
+        module if file.name == "__init__.py" else module.rpartition(".")[0]
+    )
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0]
+                target = f"{base}.{node.module}" if node.module else base
+            else:
+                target = node.module or ""
+            out.add(target)
+            # ``from toolctx import x`` may name a submodule.
+            out.update(f"{target}.{a.name}" for a in node.names)
+    known = {name for name, _ in modules()}
+    return {name for name in out if name in known and name != module}
+
+
+MODULES = modules()
+
+
+@pytest.mark.parametrize(
+    ("module", "file"), MODULES, ids=[m for m, _ in MODULES]
+)
+def test_no_module_imports_from_a_layer_above(module: str, file: Path) -> None:
+    """Each import names a module of the same layer or one below it."""
+    mine = layer_of(module)
+    above = sorted(
+        f"{name} (layer {layer_of(name)})"
+        for name in imports_of(module, file)
+        if layer_of(name) > mine
+    )
+    assert above == [], f"{module} (layer {mine}) imports from above"
+
+
+def test_the_type_model_knows_no_domain_class() -> None:
+    """``_types`` imports only leaf utilities, exceptions and itself."""
+    for module, file in MODULES:
+        if module.startswith("toolctx._types"):
+            outside = {
+                name
+                for name in imports_of(module, file)
+                if not name.startswith("toolctx._types") and layer_of(name) > 1
+            }
+            assert outside == set(), module
+
+
+def test_every_module_has_a_layer() -> None:
+    """A new module must be placed in a layer before it can land."""
+    for module, _ in MODULES:
+        layer_of(module)
