@@ -32,7 +32,7 @@ import toolctx
 
 from _harness import Case, measure, table
 from toolctx import ExecutionContext, execution_context, tool
-from toolctx.remote.payloads import RemoteCall, run_remote
+from toolctx.remote import RemoteCall, run_remote
 
 
 def raw_add(a: int, b: int) -> int:

@@ -148,12 +148,14 @@ def _toolctx_case(name: str, text: str) -> Any:
     """Decode and validate *text* exactly as dispatch does."""
     entry = registry.entry(name)
     assert entry is not None
-    ft = entry.function_tool
-    assert ft is not None
+    structurer = entry.structurer
+    assert structurer is not None
     call = ToolCall(name, text)
 
     def run() -> object:
-        return _calls.structure(call, ft, _calls.decode_arguments(call, entry))
+        return _calls.structure(
+            call, structurer, _calls.decode_arguments(call, entry)
+        )
 
     return run
 

@@ -51,7 +51,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 from mcp.shared.memory import create_client_server_memory_streams  # noqa: E402
 
-from toolctx.mcp.server import (  # noqa: E402
+from toolctx.mcp import (  # noqa: E402
     McpRequestInfo,
     McpUnavailableError,
     create_server,

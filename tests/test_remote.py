@@ -34,16 +34,15 @@ from toolctx import (
     use_context,
 )
 from toolctx.exceptions import ContextDataError
-from toolctx.remote.payloads import (
+from toolctx.remote import (
     RemoteCall,
     RemoteOutcome,
     ToolReferenceError,
-    resolve_reference,
     resolve_tool,
     run_remote,
     tool_reference,
-    worker_name,
 )
+from toolctx.remote.references import resolve_reference, worker_name
 
 
 TIMEOUT = 120

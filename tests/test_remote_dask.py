@@ -21,7 +21,7 @@ from toolctx import (
     ToolCall,
     current_context,
 )
-from toolctx.remote.payloads import RemoteCall, RemoteOutcome, run_remote
+from toolctx.remote import RemoteCall, RemoteOutcome, run_remote
 
 
 distributed = pytest.importorskip("distributed")

@@ -24,12 +24,7 @@ from hypothesis import strategies as st
 from toolctx import ContextKey, ScopeError, Session, ToolctxError, ToolResult
 from toolctx.context.keys import RawValue
 from toolctx.exceptions import ContextDataError
-from toolctx.sessions.codec import (
-    SESSION_FORMAT,
-    session_from_dict,
-    session_to_dict,
-)
-from toolctx.sessions.stores import (
+from toolctx.sessions import (
     InMemorySessionStore,
     SessionAccessError,
     SessionConflictError,
@@ -38,6 +33,11 @@ from toolctx.sessions.stores import (
     SessionStoreError,
     SQLiteSessionStore,
     tenant_id_of,
+)
+from toolctx.sessions.codec import (
+    SESSION_FORMAT,
+    session_from_dict,
+    session_to_dict,
 )
 
 
@@ -751,7 +751,7 @@ class TestSQLiteStore:
             import attrs
             from toolctx import ContextKey, Session, ToolResult
             from toolctx.context.keys import RawValue
-            from toolctx.sessions.stores import SQLiteSessionStore
+            from toolctx.sessions import SQLiteSessionStore
 
             @attrs.frozen
             class Point:
@@ -821,7 +821,7 @@ class TestSQLiteStore:
             script = """
                 import os, sys
                 from toolctx import Session
-                from toolctx.sessions.stores import SQLiteSessionStore
+                from toolctx.sessions import SQLiteSessionStore
 
                 class Scope:
                     tenant_id = "acme"

@@ -382,6 +382,19 @@ def derive_call_context(  # noqa: PLR0917 - hot path, no kwargs parsing
     raise NotImplementedError  # pragma: no cover - replaced by the builder
 
 
+@record_builder(ExecutionContext, copy_from="template")
+def with_prior_results(
+    template: ExecutionContext, prior_results: tuple[ToolResult, ...]
+) -> ExecutionContext:
+    """Copy *template* with *prior_results* (a tuple of frozen results).
+
+    Equals ``attrs.evolve(template, prior_results=prior_results)``; used
+    between the calls of one turn. :func:`record_builder` generates the
+    body.
+    """
+    raise NotImplementedError  # pragma: no cover - replaced by the builder
+
+
 recorder_of: Callable[[ExecutionContext], CallRecorder | None] = attrgetter(
     "_recorder"
 )

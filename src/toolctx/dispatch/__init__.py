@@ -7,6 +7,8 @@
   places that bind a call's context).
 - :mod:`~toolctx.dispatch.workers`: the worker threads of sync tools
   under ``adispatch``.
+- :mod:`~toolctx.dispatch.worker`: the worker function ``run_remote``,
+  which runs a :class:`~toolctx.remote.RemoteCall` in another process.
 - :mod:`~toolctx.dispatch.dispatcher`: :class:`~toolctx.Dispatcher`.
 
 The public names are re-exported by :mod:`toolctx`.

@@ -18,12 +18,10 @@ from functools import partial
 from time import perf_counter_ns
 from typing import cast, final
 
-import attrs
-
 from toolctx._records import ToolCall, ToolChunk, ToolResult, frozen_view
 from toolctx._types.decode import ArgumentLimits
 from toolctx.context.current import get_current
-from toolctx.context.execution import ExecutionContext
+from toolctx.context.execution import ExecutionContext, with_prior_results
 from toolctx.context.session import Session
 from toolctx.dispatch.core import Core, Prepared
 from toolctx.dispatch.run import run_async, run_sync
@@ -150,7 +148,7 @@ class Dispatcher:
             )
             raise TypeError(msg)
         if scope_loader is not None:
-            from toolctx.remote.payloads import check_reference
+            from toolctx.remote.references import check_reference
 
             check_reference(scope_loader, "scope_loader")
             if executor is None:
@@ -274,9 +272,7 @@ class Dispatcher:
         for call in calls:
             result = self.dispatch(
                 call,
-                attrs.evolve(template, prior_results=prior)
-                if results
-                else template,
+                with_prior_results(template, prior) if results else template,
             )
             results.append(result)
             # Each result is frozen once, however many calls follow it.

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 from toolctx.context.execution import recorder_of
 from toolctx.dispatch.steps import Failure, with_timeout
+from toolctx.dispatch.worker import run_remote
 from toolctx.exceptions import ToolTimeoutError
-from toolctx.remote.payloads import RemoteCall, RemoteOutcome, run_remote
+from toolctx.remote.payloads import RemoteCall, RemoteOutcome
 
 
 if TYPE_CHECKING:

@@ -11,14 +11,8 @@ from __future__ import annotations
 
 from toolctx.exceptions import McpUnavailableError
 from toolctx.mcp.meta import META_PREFIX, context_from_meta, context_meta
-from toolctx.mcp.server import (
-    ContextFactory,
-    McpRequestInfo,
-    create_server,
-    run_http,
-    run_stdio,
-    serve,
-)
+from toolctx.mcp.request import ContextFactory, McpRequestInfo
+from toolctx.mcp.server import create_server, run_http, run_stdio, serve
 
 
 __all__ = [

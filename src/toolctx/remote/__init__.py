@@ -9,14 +9,15 @@ for hosts with their own transport (a queue, a job system): build a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from toolctx.exceptions import ToolReferenceError
-from toolctx.remote.payloads import (
-    RemoteCall,
-    RemoteOutcome,
-    resolve_tool,
-    run_remote,
-    tool_reference,
-)
+from toolctx.remote.payloads import RemoteCall, RemoteOutcome
+from toolctx.remote.references import resolve_tool, tool_reference
+
+
+if TYPE_CHECKING:
+    from toolctx.dispatch.worker import run_remote
 
 
 __all__ = [
@@ -27,3 +28,16 @@ __all__ = [
     "run_remote",
     "tool_reference",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # run_remote lives in toolctx.dispatch.worker, which imports this
+    # package's payloads: importing it here eagerly would be a cycle
+    # whenever the worker module is imported first.
+    if name == "run_remote":
+        from toolctx.dispatch.worker import run_remote
+
+        globals()[name] = run_remote
+        return run_remote
+    msg = f"module 'toolctx.remote' has no attribute {name!r}"
+    raise AttributeError(msg)

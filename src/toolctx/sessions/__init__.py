@@ -19,13 +19,9 @@ from toolctx.exceptions import (
     SessionStoreError,
 )
 from toolctx.sessions.codec import session_from_dict, session_to_dict
-from toolctx.sessions.stores import (
-    InMemorySessionStore,
-    SessionStore,
-    SQLiteSessionStore,
-    TenantOf,
-    tenant_id_of,
-)
+from toolctx.sessions.memory import InMemorySessionStore
+from toolctx.sessions.sqlite import SQLiteSessionStore
+from toolctx.sessions.store import SessionStore, TenantOf, tenant_id_of
 
 
 __all__ = [

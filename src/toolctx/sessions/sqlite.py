@@ -1,370 +1,39 @@
-"""Session stores: persist :class:`~toolctx.Session` objects per tenant.
-
-A store keeps what :func:`~toolctx.sessions.codec.session_to_dict` writes
-(never the scope) and enforces tenancy: every method takes the caller's
-*scope* first, the store derives a tenant from it with its ``tenant_of``
-callable, and a session saved by one tenant can never be loaded,
-overwritten or deleted by another. Session ids are global to a store
-(the first tenant to save an id owns it), so use fresh, unguessable ids.
-
-Errors::
-
-    ToolctxError
-    └── SessionStoreError          (closed store, damaged database file,
-        │                           SQLite failure, a stored entry that
-        │                           holds another session's data)
-        ├── SessionAccessError     (the id belongs to another tenant)
-        ├── SessionConflictError   (expected_version no longer matches)
-        └── SessionSchemaError     (the database's schema version is
-                                    newer than this toolctx, or unknown)
-
-A scope without a tenant raises :class:`~toolctx.ScopeError`; data that
-cannot be serialized or read back raises
-:class:`~toolctx.exceptions.ContextDataError`.
-"""
+""":class:`SQLiteSessionStore`: sessions in an SQLite database file."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import threading
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from types import TracebackType
-from typing import (
-    Any,
-    ClassVar,
-    NamedTuple,
-    Protocol,
-    final,
-    runtime_checkable,
-)
+from typing import Any, ClassVar, NamedTuple, final
 
 from typing_extensions import Self
 
 from toolctx.context.session import Session
 from toolctx.exceptions import (
-    ContextDataError,
-    ScopeError,
     SessionAccessError,
-    SessionConflictError,
     SessionSchemaError,
     SessionStoreError,
 )
-from toolctx.sessions.codec import session_from_dict, session_to_dict
-
-
-__all__ = [
-    "InMemorySessionStore",
-    "SQLiteSessionStore",
-    "SessionAccessError",
-    "SessionConflictError",
-    "SessionSchemaError",
-    "SessionStore",
-    "SessionStoreError",
-    "TenantOf",
-    "tenant_id_of",
-]
-
-TenantOf = Callable[[object], str]
-"""Derives the tenant (a non-empty ``str``) from a caller's scope."""
-
-
-# -- errors ------------------------------------------------------------------
-
-
-# -- tenancy -----------------------------------------------------------------
-
-
-def tenant_id_of(scope: object) -> str:
-    """Return ``scope.tenant_id``: the stores' default ``tenant_of``.
-
-    Args:
-        scope: The caller's runtime scope.
-
-    Returns:
-        The scope's ``tenant_id`` attribute.
-
-    Raises:
-        ScopeError: *scope* is None or has no non-empty ``str`` attribute
-            ``tenant_id``.
-
-    Example:
-        >>> class Auth:
-        ...     tenant_id = "acme"
-        >>> tenant_id_of(Auth())
-        'acme'
-
-    .. versionadded:: 0.1.0
-    """
-    tenant = getattr(scope, "tenant_id", None)
-    if type(tenant) is not str or not tenant:
-        what = "None" if scope is None else f"a {type(scope).__qualname__}"
-        msg = (
-            f"A session store needs the caller's tenant, but the scope is "
-            f"{what} without a non-empty str attribute 'tenant_id'. Pass a "
-            f"scope that has one, or build the store with "
-            f"tenant_of=<callable(scope) -> str> (e.g. tenant_of=lambda "
-            f"scope: 'default' for a single-tenant application)."
-        )
-        raise ScopeError(msg)
-    return tenant
-
-
-def _tenant(tenant_of: TenantOf, scope: object) -> str:
-    tenant: object = tenant_of(scope)
-    if type(tenant) is not str or not tenant:
-        msg = (
-            f"The store's tenant_of returned {tenant!r}; it must return a "
-            f"non-empty str naming the scope's tenant (or raise ScopeError)."
-        )
-        raise ScopeError(msg)
-    return tenant
-
-
-def _check_id(session_id: object) -> str:
-    if type(session_id) is not str or not session_id:
-        msg = f"session_id must be a non-empty str, got {session_id!r}."
-        raise TypeError(msg)
-    return session_id
-
-
-def _check_expected(expected: int | None) -> None:
-    if expected is not None and (type(expected) is not int or expected < 0):
-        msg = (
-            f"expected_version must be None or an int >= 0 (0: the session "
-            f"must not exist yet), got {expected!r}."
-        )
-        raise TypeError(msg)
-
-
-def _check_write(
-    owner: str | None,
-    version: int,
-    tenant: str,
-    session_id: str,
-    expected: int | None,
-) -> None:
-    """Refuse a save by another tenant or against a stale version."""
-    if owner is not None and owner != tenant:
-        raise SessionAccessError(session_id)
-    if expected is not None and expected != version:
-        raise SessionConflictError(session_id, expected, version)
-
-
-def _encode(session: Session) -> str:
-    data = session_to_dict(session)
-    try:
-        return json.dumps(data, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:  # pragma: no cover - defensive
-        msg = f"Cannot serialize session {session.id!r}: {exc}"
-        raise ContextDataError(msg) from None
-
-
-def _decode(text: str, scope: object, session_id: str) -> Session:
-    """Read back the entry stored under *session_id*, for *scope*."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        msg = f"Stored session data is not valid JSON: {exc}"
-        raise ContextDataError(msg) from None
-    session = session_from_dict(data, scope=scope)
-    if session.id != session_id:
-        msg = (
-            f"The stored entry for session {_shown(session_id)} holds the "
-            f"data of session {_shown(session.id)}, so it was changed "
-            "outside this store; it was not loaded. Delete the entry, or "
-            "restore it from a backup."
-        )
-        raise SessionStoreError(msg)
-    return session
-
-
-def _shown(text: str) -> str:
-    """*text* as a repr for a message, shortened when it is long."""
-    shown = repr(text)
-    return shown if len(shown) <= _MAX_SHOWN else f"{shown[:_MAX_SHOWN]}..."
-
-
-_MAX_SHOWN = 80
-
-
-# -- the protocol ------------------------------------------------------------
-
-
-@runtime_checkable
-class SessionStore(Protocol):
-    """Where sessions live between turns and processes.
-
-    Every method takes the caller's *scope* first, so that the store can
-    enforce tenancy: a session saved under one tenant is invisible to
-    every other one (``load`` returns None, ``delete`` returns False, as
-    if the id did not exist) and cannot be overwritten by it (``save``
-    raises :class:`SessionAccessError`). The scope itself is never
-    stored; ``load`` attaches the caller's scope to the session it
-    returns.
-
-    :class:`InMemorySessionStore` and :class:`SQLiteSessionStore`
-    implement it; any object with these three methods is a store.
-
-    .. versionadded:: 0.1.0
-    """
-
-    def load(self, scope: object, session_id: str) -> Session | None:
-        """Return the session saved under *session_id*, or None.
-
-        .. versionadded:: 0.1.0
-        """
-        ...
-
-    def save(self, scope: object, session: Session) -> None:
-        """Save *session* atomically, replacing any earlier version.
-
-        .. versionadded:: 0.1.0
-        """
-        ...
-
-    def delete(self, scope: object, session_id: str) -> bool:
-        """Delete the session; return whether there was one to delete.
-
-        .. versionadded:: 0.1.0
-        """
-        ...
-
-
-# -- in memory ---------------------------------------------------------------
-
-
-class _Entry(NamedTuple):
-    tenant: str
-    version: int
-    text: str
-
-
-@final
-class InMemorySessionStore:
-    """A thread-safe :class:`SessionStore` in a dict, for tests and demos.
-
-    It keeps each session as JSON text (exactly what
-    :class:`SQLiteSessionStore` writes), so later changes to a
-    :class:`~toolctx.Session` object never change what was saved, and a
-    session that cannot be serialized fails here as it would there.
-
-    Args:
-        tenant_of: Derives the tenant from a scope; the default,
-            :func:`tenant_id_of`, reads ``scope.tenant_id``.
-
-    Example:
-        >>> class Auth:
-        ...     tenant_id = "acme"
-        >>> store = InMemorySessionStore()
-        >>> store.save(Auth(), Session("s1", state={"n": 1}))
-        >>> store.load(Auth(), "s1").state
-        {'n': 1}
-
-    .. versionadded:: 0.1.0
-    """
-
-    __slots__ = ("_entries", "_lock", "_tenant_of")
-
-    def __init__(self, *, tenant_of: TenantOf = tenant_id_of) -> None:
-        self._tenant_of = tenant_of
-        self._entries: dict[str, _Entry] = {}
-        self._lock = threading.Lock()
-
-    def __repr__(self) -> str:
-        return f"<InMemorySessionStore(num_sessions={len(self._entries)})>"
-
-    def load(self, scope: object, session_id: str) -> Session | None:
-        """Return the scope's tenant's session *session_id*, or None.
-
-        The returned session is a new object carrying *scope*.
-
-        Raises:
-            ScopeError: No tenant can be derived from *scope*.
-
-        .. versionadded:: 0.1.0
-        """
-        entry = self._entry(scope, session_id)
-        return (
-            None if entry is None else _decode(entry.text, scope, session_id)
-        )
-
-    def save(
-        self,
-        scope: object,
-        session: Session,
-        *,
-        expected_version: int | None = None,
-    ) -> None:
-        """Save *session* for the scope's tenant.
-
-        Args:
-            scope: The caller's scope.
-            session: The session to save (its ``scope`` is ignored).
-            expected_version: Save only if the stored version is this one
-                (0: only if the session does not exist yet); see
-                :meth:`version`. None saves unconditionally.
-
-        Raises:
-            ScopeError: No tenant can be derived from *scope*.
-            SessionAccessError: Another tenant owns ``session.id``.
-            SessionConflictError: The stored version is not
-                *expected_version*.
-            ContextDataError: The session cannot be serialized; nothing
-                was changed.
-
-        .. versionadded:: 0.1.0
-        """
-        tenant = _tenant(self._tenant_of, scope)
-        _check_expected(expected_version)
-        text = _encode(session)
-        with self._lock:
-            entry = self._entries.get(session.id)
-            owner, version = (None, 0) if entry is None else entry[:2]
-            _check_write(owner, version, tenant, session.id, expected_version)
-            self._entries[session.id] = _Entry(tenant, version + 1, text)
-
-    def delete(self, scope: object, session_id: str) -> bool:
-        """Delete the scope's tenant's session; False if it has none.
-
-        Raises:
-            ScopeError: No tenant can be derived from *scope*.
-
-        .. versionadded:: 0.1.0
-        """
-        tenant = _tenant(self._tenant_of, scope)
-        _check_id(session_id)
-        with self._lock:
-            entry = self._entries.get(session_id)
-            if entry is None or entry.tenant != tenant:
-                return False
-            del self._entries[session_id]
-            return True
-
-    def version(self, scope: object, session_id: str) -> int | None:
-        """Return how many times the session was saved, or None.
-
-        Pass it as ``save(..., expected_version=...)`` to save only if
-        nobody saved the session in between (optimistic concurrency).
-
-        .. versionadded:: 0.1.0
-        """
-        entry = self._entry(scope, session_id)
-        return None if entry is None else entry.version
-
-    def _entry(self, scope: object, session_id: str) -> _Entry | None:
-        tenant = _tenant(self._tenant_of, scope)
-        _check_id(session_id)
-        with self._lock:
-            entry = self._entries.get(session_id)
-        return None if entry is None or entry.tenant != tenant else entry
-
-
-# -- SQLite ------------------------------------------------------------------
+from toolctx.sessions.store import (
+    MAX_SHOWN,
+    TenantOf,
+    check_expected,
+    check_id,
+    check_write,
+    decode_session,
+    derive_tenant,
+    encode_session,
+    tenant_id_of,
+)
+
+
+__all__ = ["SQLiteSessionStore"]
 
 
 class _Row(NamedTuple):
@@ -521,7 +190,7 @@ class SQLiteSessionStore:
         .. versionadded:: 0.1.0
         """
         row = self._fetch("data", scope, session_id)
-        return None if row is None else _decode(row, scope, session_id)
+        return None if row is None else decode_session(row, scope, session_id)
 
     def version(self, scope: object, session_id: str) -> int | None:
         """Return how many times the session was saved, or None.
@@ -567,9 +236,9 @@ class SQLiteSessionStore:
 
         .. versionadded:: 0.1.0
         """
-        tenant = _tenant(self._tenant_of, scope)
-        _check_expected(expected_version)
-        text = _encode(session)
+        tenant = derive_tenant(self._tenant_of, scope)
+        check_expected(expected_version)
+        text = encode_session(session)
         updated_at = datetime.now(timezone.utc).isoformat()
         with self._transaction() as conn:
             row = conn.execute(
@@ -578,7 +247,7 @@ class SQLiteSessionStore:
                 (session.id,),
             ).fetchone()
             owner, version = (None, 0) if row is None else row
-            _check_write(owner, version, tenant, session.id, expected_version)
+            check_write(owner, version, tenant, session.id, expected_version)
             self._write(
                 conn,
                 _Row(
@@ -602,8 +271,8 @@ class SQLiteSessionStore:
 
         .. versionadded:: 0.1.0
         """
-        tenant = _tenant(self._tenant_of, scope)
-        _check_id(session_id)
+        tenant = derive_tenant(self._tenant_of, scope)
+        check_id(session_id)
         with self._transaction() as conn:
             cursor = conn.execute(
                 "DELETE FROM toolctx_sessions "
@@ -650,8 +319,8 @@ class SQLiteSessionStore:
             )
 
     def _fetch(self, column: str, scope: object, session_id: str) -> Any:
-        tenant = _tenant(self._tenant_of, scope)
-        _check_id(session_id)
+        tenant = derive_tenant(self._tenant_of, scope)
+        check_id(session_id)
         with self._lock, self._database_errors():
             row = (
                 self._connection()
@@ -699,7 +368,7 @@ class SQLiteSessionStore:
 
     def _database_message(self, exc: sqlite3.Error) -> str:
         where = f"The session database {self._path!r}"
-        text = str(exc)[:_MAX_SHOWN]
+        text = str(exc)[:MAX_SHOWN]
         if type(exc) is sqlite3.DatabaseError:  # SQLITE_CORRUPT, _NOTADB
             return (
                 f"{where} is damaged or is not an SQLite database ({text}). "
