@@ -101,7 +101,7 @@ def count(n: int) -> Iterator[int]:
 
 
 @registry.tool
-def wide(  # noqa: PLR0913, PLR0917 - the 10-parameter case
+def wide(  # noqa: PLR0917 - the 10-parameter case
     a: int,
     b: int,
     c: str,
