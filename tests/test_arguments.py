@@ -40,14 +40,10 @@ from toolctx._types.model import Analysis, Kind
 from toolctx._types.model import Node as TypeNode
 from toolctx._types.schema import parameters_schema
 from toolctx._types.validate import Compiler
+from toolctx._types.values import structure_value, unstructure_value
 from toolctx.context.keys import MISSING
 from toolctx.exceptions import SchemaError, ToolArgumentsError
-from toolctx.tools.arguments import (
-    ArgumentStructurer,
-    structure_value,
-    unstructure_output,
-    unstructure_value,
-)
+from toolctx.tools.arguments import ArgumentStructurer, unstructure_output
 from toolctx.tools.params import Param
 
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import ast
 import pkgutil
+import subprocess
+import sys
 
 from pathlib import Path
 
@@ -140,3 +142,35 @@ def test_every_module_has_a_layer() -> None:
     """A new module must be placed in a layer before it can land."""
     for module, _ in MODULES:
         layer_of(module)
+
+
+def test_every_module_imports_first() -> None:
+    """Each module can be the first toolctx module a program imports.
+
+    An import cycle shows as "partially initialized module" only for some
+    import orders; importing every module first, in a clean slate each
+    time, finds one whichever order the program uses.
+    """
+    names = [name for name, _ in MODULES if name != "toolctx.__main__"]
+    script = (
+        "import importlib, sys\n"
+        f"names = {names!r}\n"
+        "failed = []\n"
+        "for name in names:\n"
+        "    for key in [k for k in sys.modules if k.startswith('toolctx')]:\n"
+        "        del sys.modules[key]\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except ImportError as exc:\n"
+        "        if 'partially initialized' in str(exc):\n"
+        "            failed.append(f'{name}: {exc}')\n"
+        "print('\\n'.join(failed))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.strip() == ""
