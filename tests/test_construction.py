@@ -78,7 +78,11 @@ def assert_indistinguishable(built: Any, expected: Any) -> None:
     assert attrs.asdict(built) == attrs.asdict(expected)
     assert attrs.evolve(built) == attrs.evolve(expected)
     assert type(attrs.evolve(built)) is cls
-    assert pickle.dumps(built) == pickle.dumps(expected)
+    # Byte for byte, but without the exception: once tblib is imported (by
+    # Dask), pickling an exception changes it, so no two dumps agree.
+    assert pickle.dumps(_no_exception(built)) == pickle.dumps(
+        _no_exception(expected)
+    )
     assert pickle.loads(pickle.dumps(built)) == expected
     assert type(pickle.loads(pickle.dumps(built))) is cls
     assert copy.copy(built) == expected
@@ -572,3 +576,10 @@ class TestRecordBuilder:
         builder = _records._plain_store_class(Sample)
         assert builder is not None
         assert _records._round_trips(Sample, builder)
+
+
+def _no_exception(record: Any) -> Any:
+    """*record* with its exception (if it has one) left out."""
+    if isinstance(record, ToolResult) and record.exception is not None:
+        return attrs.evolve(record, exception=None)
+    return record
