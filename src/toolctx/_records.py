@@ -455,9 +455,22 @@ def frozen_view(result: ToolResult) -> ToolResult:
         result.is_error,
         result.error,
         result.exception,
-        freeze_mapping(dict(result.metadata), "A prior result's metadata"),
-        freeze_mapping(
-            dict(result.state_changes), "A prior result's state_changes"
-        ),
+        _frozen_copy(result.metadata, "A prior result's metadata"),
+        _frozen_copy(result.state_changes, "A prior result's state_changes"),
         result.duration_ns,
     )
+
+
+_NO_PRIOR_METADATA = freeze_mapping({}, "A prior result's metadata")
+_NO_PRIOR_CHANGES = freeze_mapping({}, "A prior result's state_changes")
+
+
+def _frozen_copy(data: Mapping[str, Any], label: str) -> Mapping[str, Any]:
+    """A deep-frozen copy of *data*; one shared empty one when it is empty."""
+    if not data:
+        return (
+            _NO_PRIOR_METADATA
+            if label == "A prior result's metadata"
+            else _NO_PRIOR_CHANGES
+        )
+    return freeze_mapping(dict(data), label)
