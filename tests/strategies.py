@@ -5,13 +5,19 @@
   attrs classes, dataclasses, ``Annotated``, nested), and
   :func:`build_function` turns one into a real function by ``exec`` of
   its source text, with the annotations naming the generated classes in
-  the function's globals.
+  the function's globals; :class:`Harness` registers it for dispatch.
+* :data:`CONSTRAINED_TYPES` adds constraints (bounds, steps, lengths,
+  patterns, in annotated-types' and pydantic's spellings) and
+  :data:`PYDANTIC_TYPES`/:data:`MODELS` pydantic v2 models (fields of
+  generated types, every ``extra`` setting, nested).
 * :func:`from_schema` draws JSON instances of a JSON Schema, for exactly
-  the subset of Draft 2020-12 that ``toolctx._schema`` emits.
+  the subset of Draft 2020-12 that ``toolctx._schema`` (and pydantic)
+  emits; :func:`near_schema` draws values at and beside its every bound,
+  size and type, valid or not.
 * :func:`mutation_sites` and :func:`mutate` break a valid instance in one
   way (a wrong type, a missing or extra key, ``true`` or ``"1"`` for a
-  number, a value outside an enum, a duplicate set item), and say which
-  argument path the validator should blame.
+  number, a value outside an enum, a duplicate set item, a value beyond
+  a constraint), and say which argument path the validator should blame.
 * :func:`conforms` checks a structured value against its Python type.
 
 Why not hypothesis-jsonschema: its 0.23.1 release calls the private
@@ -29,10 +35,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import decimal
 import enum
 import itertools
 import json
 import keyword
+import math
 import re
 import typing
 import uuid
@@ -40,13 +48,23 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, Union
 
+import annotated_types
 import attrs
 import jsonschema
+import pydantic
 
 from hypothesis import strategies as st
 from typing_extensions import NotRequired, Required, TypedDict, is_typeddict
 
-from toolctx import ExecutionContext
+from toolctx import (
+    Dispatcher,
+    ExecutionContext,
+    Registry,
+    ToolCall,
+    ToolResult,
+    tool,
+)
+from toolctx._types.schema import DECIMAL_PATTERN
 
 
 NoneType = type(None)
@@ -55,6 +73,10 @@ DEFAULT: Any = type("Default", (), {"__repr__": lambda _: "DEFAULT"})()
 schema has no ``default`` for it, and a value the tool can recognise."""
 
 TOOL_NAME = "generated"
+GENERATED_MODULE = "toolctx_generated"
+"""The ``__module__`` of generated functions and classes: a module that
+does not exist, so no one looks for their source (finding a class in a
+module's source means parsing the whole module, once per class)."""
 JsonPath = tuple[str | int, ...]
 
 _counter = itertools.count()
@@ -68,7 +90,7 @@ def _fresh(prefix: str) -> str:
 # -- generated types ---------------------------------------------------------
 
 _HASHABLE_CLASSES: set[type] = set()
-_SCALAR_TYPES = (str, int, float, bool, NoneType)
+_SCALAR_TYPES = (str, int, float, bool, NoneType, decimal.Decimal)
 _FORMAT_TYPES = (dt.datetime, dt.date, dt.time, uuid.UUID)
 
 IDENTIFIERS = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(
@@ -132,7 +154,7 @@ def _literal(values: Sequence[object]) -> Any:
 
 def _enum(values: Sequence[object]) -> type[enum.Enum]:
     members = [(f"m{i}", value) for i, value in enumerate(values)]
-    return enum.Enum(_fresh("Enum"), members, module=__name__)  # type: ignore[return-value]
+    return enum.Enum(_fresh("Enum"), members, module=GENERATED_MODULE)  # type: ignore[return-value]
 
 
 def _union(members: list[Any]) -> Any:
@@ -199,7 +221,9 @@ def _typeddict(fields: list[Field], total: bool) -> Any:
         if f.required != total:
             tp = Required[tp] if f.required else NotRequired[tp]
         annotations[f.name] = tp
-    return TypedDict(_fresh("TD"), annotations, total=total)  # type: ignore[operator]
+    cls: Any = TypedDict(_fresh("TD"), annotations, total=total)  # type: ignore[misc]
+    cls.__module__ = GENERATED_MODULE
+    return cls
 
 
 def _dataclass(fields: list[Field], frozen: bool) -> type:
@@ -210,6 +234,7 @@ def _dataclass(fields: list[Field], frozen: bool) -> type:
         for f in _required_first(fields)
     ]
     cls = dataclasses.make_dataclass(_fresh("DC"), spec, frozen=frozen)
+    cls.__module__ = GENERATED_MODULE
     if frozen and all(is_hashable(f.annotation) for f in fields):
         _HASHABLE_CLASSES.add(cls)
     return cls
@@ -224,14 +249,24 @@ def _attrs_class(fields: list[Field], frozen: bool, private: bool) -> type:
         for f in _required_first(fields)
     }
     cls = attrs.make_class(_fresh("AC"), these, frozen=frozen)
+    cls.__module__ = GENERATED_MODULE
     if frozen and all(is_hashable(f.annotation) for f in fields):
         _HASHABLE_CLASSES.add(cls)
     return cls
 
 
-def _extend(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    """Types built from *children*: containers, unions and classes."""
+def _extend(
+    children: st.SearchStrategy[Any], *, with_attrs: bool = True
+) -> st.SearchStrategy[Any]:
+    """Types built from *children*: containers, unions and classes.
+
+    With *with_attrs* False, no attrs classes (pydantic has no schema
+    for them).
+    """
     hashable = children.filter(is_hashable)
+    attrs_classes = st.builds(
+        _attrs_class, _fields(children), st.booleans(), st.booleans()
+    )
     return st.one_of(
         children.map(lambda t: list[t]),  # type: ignore[valid-type]
         children.map(lambda t: tuple[t, ...]),  # type: ignore[valid-type]
@@ -246,14 +281,312 @@ def _extend(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
         st.lists(children, min_size=2, max_size=3).map(_union),
         st.builds(_typeddict, _fields(children), st.booleans()),
         st.builds(_dataclass, _fields(children), st.booleans()),
-        st.builds(
-            _attrs_class, _fields(children), st.booleans(), st.booleans()
-        ),
+        *([attrs_classes] if with_attrs else []),
     )
 
 
 TYPES: st.SearchStrategy[Any] = st.recursive(LEAF_TYPES, _extend, max_leaves=5)
 """Any supported parameter type, nesting bounded."""
+
+
+# -- constrained types -------------------------------------------------------
+
+PATTERNS = ("^[ab]", "[01]$", "^[a-c0-9]+$", "b")
+"""The ``pattern`` constraints drawn: simple, and read the same by
+Python's ``re`` (toolctx, jsonschema) and by pydantic's regex engine,
+for strings without line breaks."""
+PATTERN_ALPHABET = "abc01x"
+"""The characters of strings drawn for a ``pattern``: each pattern
+matches many of them, and misses many."""
+
+
+def _annotated(tp: Any, metadata: Sequence[object]) -> Any:
+    """``Annotated[tp, *metadata]``."""
+    arguments = (tp, *metadata)
+    return Annotated[arguments]
+
+
+@st.composite
+def _metadata(
+    draw: st.DrawFn, bounds_strategy: st.SearchStrategy[dict[str, Any]]
+) -> list[object]:
+    """Drawn bounds (``Field`` arguments), in one of their spellings.
+
+    annotated-types objects one by one (``Ge``, ``MaxLen``...),
+    grouped (``Interval``, ``Len``), pydantic ``Field(...)``, or, for
+    strings, pydantic ``StringConstraints(...)``.
+    """
+    bounds = draw(bounds_strategy)
+    spelling = draw(_SPELLINGS)
+    if spelling == "field":
+        return [pydantic.Field(**bounds)]
+    interval = {k: v for k, v in bounds.items() if k in _INTERVAL}
+    lengths = {k: v for k, v in bounds.items() if k in _LENGTHS}
+    others = [
+        _SEPARATE[k](v)
+        for k, v in bounds.items()
+        if k not in _INTERVAL and k not in _LENGTHS
+    ]
+    if spelling == "separate" or (not interval and not lengths):
+        return [
+            *(_SEPARATE[k](v) for k, v in interval.items()),
+            *(_SEPARATE[k](v) for k, v in lengths.items()),
+            *others,
+        ]
+    grouped: list[object] = []
+    if interval:
+        grouped.append(annotated_types.Interval(**interval))
+    if lengths:
+        low = lengths.get("min_length", 0)
+        high = lengths.get("max_length")
+        pattern = bounds.get("pattern")
+        if pattern is not None and draw(st.booleans()):
+            grouped.append(
+                pydantic.StringConstraints(
+                    min_length=low, max_length=high, pattern=pattern
+                )
+            )
+            others = []
+        else:
+            grouped.append(annotated_types.Len(low, high))
+    return [*grouped, *others]
+
+
+_SPELLINGS = st.sampled_from(["separate", "grouped", "field"])
+_LOWER = st.sampled_from(["ge", "gt", None])
+_UPPER = st.sampled_from(["le", "lt", None])
+_MAYBE = st.booleans()
+_INTERVAL = frozenset({"gt", "ge", "lt", "le"})
+_LENGTHS = frozenset({"min_length", "max_length"})
+_SEPARATE: dict[str, Callable[[Any], object]] = {
+    "gt": annotated_types.Gt,
+    "ge": annotated_types.Ge,
+    "lt": annotated_types.Lt,
+    "le": annotated_types.Le,
+    "multiple_of": annotated_types.MultipleOf,
+    "min_length": annotated_types.MinLen,
+    "max_length": annotated_types.MaxLen,
+    "pattern": lambda p: pydantic.Field(pattern=p),
+}
+
+
+def _bounds(
+    scale: str,
+    steps: Sequence[Any],
+    numbers: Sequence[Callable[[decimal.Decimal], Any]],
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Satisfiable bounds: some multiple of the step lies in between.
+
+    The bounds are multiples of the decimal *scale*, made one of
+    *numbers* (``int``, ``float``, ``Decimal``); the step is one of
+    *steps*, or none.
+    """
+    unit = decimal.Decimal(scale)
+    step_strategy = st.none() | st.sampled_from(steps) if steps else st.none()
+    number_strategy = st.sampled_from(numbers)
+
+    @st.composite
+    def bounds(draw: st.DrawFn) -> dict[str, Any]:
+        number = draw(number_strategy)
+        low = draw(_BOUND_UNITS) * unit
+        width = draw(_WIDTH_UNITS) * unit
+        step = draw(step_strategy)
+        if step is not None:
+            width = max(width, 2 * decimal.Decimal(str(step)) + unit)
+        found: dict[str, Any] = {}
+        lower = draw(_LOWER)
+        upper = draw(_UPPER)
+        if lower is not None:
+            found[lower] = number(low)
+        if upper is not None:
+            found[upper] = number(low + width)
+        if step is not None:
+            found["multiple_of"] = step
+        return found or {"ge": number(low)}
+
+    return bounds()
+
+
+_BOUND_UNITS = st.integers(-6, 6)
+_WIDTH_UNITS = st.integers(2, 8)
+
+
+@st.composite
+def _lengths(draw: st.DrawFn, most: int = 2) -> dict[str, Any]:
+    """A minimum length up to *most*, a maximum at or above it."""
+    low = draw(st.integers(0, most))
+    high = draw(st.integers(low, low + 3)) if draw(_MAYBE) else None
+    bounds: dict[str, Any] = {}
+    if low or high is None:
+        bounds["min_length"] = low
+    if high is not None:
+        bounds["max_length"] = high
+    return bounds
+
+
+def _constrained(
+    types: st.SearchStrategy[Any], bounds: st.SearchStrategy[dict[str, Any]]
+) -> st.SearchStrategy[Any]:
+    """``Annotated[T, ...]``: a drawn type with drawn bounds."""
+    return st.builds(_annotated, types, _metadata(bounds))
+
+
+@st.composite
+def _string_bounds(draw: st.DrawFn) -> dict[str, Any]:
+    """Lengths and maybe a pattern, satisfiable together."""
+    bounds = draw(_lengths())
+    pattern = draw(st.none() | st.sampled_from(PATTERNS))
+    if pattern is not None:
+        bounds["pattern"] = pattern
+        bounds["min_length"] = max(bounds.get("min_length", 0), 1)
+        if bounds.get("max_length", 1) < 1:
+            bounds["max_length"] = 1
+    return bounds
+
+
+def constrained_leaves(
+    *,
+    float_steps: Sequence[float] = (0.5, 0.25, 2),
+    decimals: bool = True,
+) -> st.SearchStrategy[Any]:
+    """Constrained ``int``, ``float``, ``str`` and ``Decimal`` types.
+
+    Bounds, steps, lengths and patterns, in every spelling. Float steps
+    are exact binary fractions, so a multiple is the same number whether
+    divided as a decimal (toolctx) or a binary float (jsonschema);
+    pydantic's models check float steps with a tolerance of their own,
+    so model fields take ``float_steps=()``, and no ``Decimal`` (inside
+    a model, pydantic's rules for it stay). A ``Decimal``'s bounds are
+    ``Decimal`` or ``float`` numbers, tenths (``0.3``, which a binary
+    float only comes close to).
+    """
+    leaves = [
+        _constrained(st.just(int), _bounds("1", (2, 3), (int,))),
+        _constrained(st.just(float), _bounds("0.5", float_steps, (float,))),
+        _constrained(st.just(str), _string_bounds()),
+    ]
+    if decimals:
+        decimal_bounds = _bounds(
+            "0.1", (decimal.Decimal("0.25"), 0.5, 2), (decimal.Decimal, float)
+        )
+        leaves.append(_constrained(st.just(decimal.Decimal), decimal_bounds))
+    return st.one_of(leaves)
+
+
+CONSTRAINED_LEAVES = constrained_leaves()
+"""Constrained scalar types (see :func:`constrained_leaves`)."""
+
+
+def _sized(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Containers of *children* with a minimum and/or maximum size."""
+    lengths = _lengths()
+    return st.one_of(
+        _constrained(children.map(lambda t: list[t]), lengths),  # type: ignore[valid-type]
+        _constrained(children.map(lambda t: tuple[t, ...]), lengths),  # type: ignore[valid-type]
+        _constrained(children.map(lambda t: dict[str, t]), lengths),  # type: ignore[valid-type]
+        # at least one item: a set of a type of one value is satisfiable
+        _constrained(_sets(children), _lengths(1)),
+    )
+
+
+def _sets(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """``set[T]`` and ``frozenset[T]`` of hashable types.
+
+    The item types are leaves (constrained or not) or the hashable
+    types *children* draws; most drawn types are not hashable, so
+    filtering *children* alone would reject most draws.
+    """
+    return st.builds(
+        lambda t, frozen: frozenset[t] if frozen else set[t],  # type: ignore[valid-type]
+        st.one_of(
+            LEAF_TYPES.filter(is_hashable),  # not Any
+            constrained_leaves(float_steps=(), decimals=False),
+            children.filter(is_hashable),
+        ),
+        st.booleans(),
+    )
+
+
+def _extend_constrained(
+    children: st.SearchStrategy[Any],
+) -> st.SearchStrategy[Any]:
+    """:func:`_extend`, and sized containers as often as the others."""
+    return st.one_of(_extend(children), _sized(children))
+
+
+CONSTRAINED_TYPES: st.SearchStrategy[Any] = st.recursive(
+    CONSTRAINED_LEAVES | LEAF_TYPES, _extend_constrained, max_leaves=4
+)
+"""Any supported type, constraints included, nesting bounded."""
+
+
+# -- pydantic models -----------------------------------------------------------
+
+MODEL_FIELD_NAMES = IDENTIFIERS.filter(
+    lambda name: (
+        not name.startswith("model_") and not hasattr(pydantic.BaseModel, name)
+    )
+)
+"""Field names pydantic takes without a warning (none shadows a
+``BaseModel`` attribute)."""
+EXTRA_SETTINGS = (None, "ignore", "forbid", "allow")
+"""A model's ``extra``: None leaves pydantic's default (``"ignore"``)."""
+
+
+def _model(
+    fields: list[Field], extra: str | None, frozen: bool
+) -> type[pydantic.BaseModel]:
+    config = pydantic.ConfigDict(frozen=frozen)
+    if extra is not None:
+        config["extra"] = extra  # type: ignore[typeddict-item]
+    spec: dict[str, Any] = {
+        f.name: (f.annotation, ... if f.required else DEFAULT) for f in fields
+    }
+    cls = pydantic.create_model(
+        _fresh("PM"), __config__=config, __module__=GENERATED_MODULE, **spec
+    )
+    if frozen and all(is_hashable(f.annotation) for f in fields):
+        _HASHABLE_CLASSES.add(cls)
+    return cls  # type: ignore[no-any-return]
+
+
+def _models(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Pydantic v2 models with fields of the types *children* draws."""
+    fields = st.lists(
+        st.builds(Field, MODEL_FIELD_NAMES, children, st.booleans()),
+        min_size=1,
+        max_size=3,
+        unique_by=lambda f: f.name,
+    )
+    return st.builds(
+        _model, fields, st.sampled_from(EXTRA_SETTINGS), st.booleans()
+    )
+
+
+_MODEL_LEAVES = constrained_leaves(float_steps=(), decimals=False) | LEAF_TYPES
+
+
+def _extend_pydantic(
+    children: st.SearchStrategy[Any],
+) -> st.SearchStrategy[Any]:
+    """Types pydantic takes as fields: no attrs classes; models nest."""
+    return st.one_of(
+        _extend(children, with_attrs=False),
+        _sized(children),
+        _models(children),
+        _models(children),
+    )
+
+
+PYDANTIC_TYPES: st.SearchStrategy[Any] = st.recursive(
+    _MODEL_LEAVES, _extend_pydantic, max_leaves=4
+)
+"""Types pydantic models take as fields, models among them."""
+
+MODELS: st.SearchStrategy[Any] = _models(PYDANTIC_TYPES)
+"""pydantic v2 models (``create_model``): fields of generated types,
+required or defaulting to ``DEFAULT``, every ``extra`` setting, frozen
+or not, models nested in fields, containers and classes."""
 
 
 def _required_field_class(inner: Any) -> st.SearchStrategy[Any]:
@@ -276,15 +609,82 @@ NUMERIC_TYPES: st.SearchStrategy[Any] = st.one_of(
 )
 """Types whose generated instances always hold a number somewhere."""
 
-ENUM_TYPES: st.SearchStrategy[Any] = (LITERALS | ENUMS).flatmap(
-    lambda t: st.sampled_from([t, tuple[t, int], list[t]])  # type: ignore[valid-type]
+ENUM_TYPES: st.SearchStrategy[Any] = st.builds(
+    lambda t, i: (t, tuple[t, int], list[t])[i],  # type: ignore[valid-type]
+    LITERALS | ENUMS,
+    st.integers(0, 2),
 )
 """Types whose instances always hold a ``Literal`` or enum value."""
 
-SET_TYPES: st.SearchStrategy[Any] = TYPES.filter(is_hashable).flatmap(
-    lambda t: st.sampled_from([set[t], frozenset[t]])  # type: ignore[valid-type]
-)
+SET_TYPES: st.SearchStrategy[Any] = _sets(TYPES)
 """``set``/``frozenset`` types of hashable items."""
+
+
+def models_holding(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Models with a required field ``n`` of a type *inner* draws.
+
+    Zero to two more fields of :data:`PYDANTIC_TYPES`, any ``extra``.
+    """
+    others = st.lists(
+        st.builds(
+            Field,
+            MODEL_FIELD_NAMES.filter(lambda name: name != "n"),
+            PYDANTIC_TYPES,
+            st.booleans(),
+        ),
+        max_size=2,
+        unique_by=lambda f: f.name,
+    )
+    return st.builds(
+        lambda first, rest, extra, frozen: _model(
+            [first, *rest], extra, frozen
+        ),
+        inner.map(lambda tp: Field("n", tp, required=True)),
+        others,
+        st.sampled_from(EXTRA_SETTINGS),
+        st.booleans(),
+    )
+
+
+_CONSTRAINED_NUMBERS = CONSTRAINED_LEAVES.filter(
+    lambda tp: _unwrap(tp) is not str
+)
+CONSTRAINED_MUTATION_TYPES: dict[str, st.SearchStrategy[Any]] = {
+    "wrong_type": CONSTRAINED_LEAVES,
+    "missing_key": CONSTRAINED_LEAVES,
+    "extra_key": CONSTRAINED_LEAVES,
+    "bool_for_number": _CONSTRAINED_NUMBERS,
+    "string_for_number": _CONSTRAINED_NUMBERS,
+    "out_of_enum": ENUM_TYPES,
+    "duplicate_item": _constrained(_sets(CONSTRAINED_TYPES), _lengths(1)),
+    "out_of_bounds": CONSTRAINED_LEAVES | CONSTRAINED_TYPES,
+}
+"""For each mutation, constrained types that make it possible."""
+
+_MODEL_NUMERIC_TYPES = st.one_of(
+    st.sampled_from([int, float, int | None, tuple[int, str]]),
+    st.lists(st.integers(-3, 3), min_size=1, max_size=3, unique=True).map(
+        _literal
+    ),
+    constrained_leaves(float_steps=(), decimals=False).filter(
+        lambda tp: _unwrap(tp) is not str
+    ),
+)
+MODEL_MUTATION_TYPES: dict[str, st.SearchStrategy[Any]] = {
+    "wrong_type": MODELS,
+    "missing_key": MODELS,
+    "extra_key": MODELS,
+    "bool_for_number": models_holding(_MODEL_NUMERIC_TYPES),
+    "string_for_number": models_holding(_MODEL_NUMERIC_TYPES),
+    "out_of_enum": models_holding(ENUM_TYPES),
+    "duplicate_item": models_holding(_sets(PYDANTIC_TYPES)),
+    "out_of_bounds": models_holding(
+        constrained_leaves(float_steps=(), decimals=False)
+        | _sized(PYDANTIC_TYPES)
+    ),
+}
+"""For each mutation, models that make it possible (see
+:data:`MUTATION_TYPES`)."""
 
 
 # -- signatures and functions ------------------------------------------------
@@ -340,6 +740,7 @@ def signatures(
     draw: st.DrawFn,
     must_include: st.SearchStrategy[Any] | None = None,
     types: st.SearchStrategy[Any] = TYPES,
+    most: int = 4,
 ) -> Signature:
     """Draw a signature: 0-4 parameters, maybe a context parameter.
 
@@ -348,9 +749,10 @@ def signatures(
         must_include: Also add a required parameter of a type drawn from
             this strategy (so a particular kind of value is present).
         types: The parameter types.
+        most: At most this many parameters (besides *must_include*).
     """
     names = draw(
-        st.lists(PARAMETER_NAMES, min_size=0, max_size=5, unique=True)
+        st.lists(PARAMETER_NAMES, min_size=0, max_size=most + 1, unique=True)
     )
     context_parameter: str | None = None
     with_context = draw(st.booleans())
@@ -358,7 +760,7 @@ def signatures(
         context_parameter = names.pop()
     params = [
         Parameter(name, draw(types), draw(st.booleans()), draw(st.booleans()))
-        for name in names[:4]
+        for name in names[:most]
     ]
     if must_include is not None:
         name = draw(PARAMETER_NAMES.filter(lambda n: n not in names))
@@ -412,7 +814,7 @@ def build_function(
     :func:`parameter_list`). The body calls ``capture(locals())``.
     """
     namespace: dict[str, Any] = {
-        "__name__": "toolctx_generated",
+        "__name__": GENERATED_MODULE,
         "_capture": capture,
     }
     source = (
@@ -421,6 +823,32 @@ def build_function(
     )
     exec(source, namespace)  # noqa: S102 - our own generated source
     return namespace[TOOL_NAME]  # type: ignore[no-any-return]
+
+
+class Harness:
+    """A generated tool, registered and ready to dispatch.
+
+    Attributes:
+        signature: The tool's generated signature.
+        calls: The arguments of every call that reached the function.
+        tool: The decorated function.
+        schema: Its ``parameters`` JSON Schema.
+        dispatcher: A dispatcher of a registry holding only the tool.
+    """
+
+    def __init__(self, signature: Signature) -> None:
+        self.signature = signature
+        self.calls: list[dict[str, Any]] = []
+        self.tool = tool(build_function(signature, self.calls.append))
+        self.schema = dict(self.tool.definition().parameters)
+        self.dispatcher = Dispatcher(Registry([self.tool]))
+
+    def dispatch(self, instance: object) -> ToolResult:
+        """Send *instance* as the model would: JSON text."""
+        return self.dispatcher.dispatch(
+            ToolCall(TOOL_NAME, json.dumps(instance), id="call-1"),
+            ExecutionContext(user_id="host-user"),
+        )
 
 
 # -- checking structured values ----------------------------------------------
@@ -433,13 +861,24 @@ def _unwrap(tp: Any) -> Any:
     return tp
 
 
-def conforms(value: object, tp: Any) -> bool:  # noqa: PLR0912
+def conforms(  # noqa: PLR0912
+    value: object, tp: Any, *, open_dicts: bool = False
+) -> bool:
     """Whether *value* is exactly of the generated type *tp*.
 
     Exact types: an ``int`` parameter gets an ``int`` (never a ``bool``
     or ``float``), a ``float`` one a ``float``, a ``frozenset`` one a
     ``frozenset``; class fields left out hold ``DEFAULT``.
+
+    With *open_dicts*, a TypedDict may hold keys it does not declare:
+    inside a pydantic model with ``extra="allow"``, pydantic applies
+    that setting to the TypedDicts and dataclasses the model holds (and
+    its schema says so), up to the next model.
     """
+
+    def inner(item: object, hint: Any) -> bool:
+        return conforms(item, hint, open_dicts=open_dicts)
+
     tp = _unwrap(tp)
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
@@ -450,41 +889,50 @@ def conforms(value: object, tp: Any) -> bool:  # noqa: PLR0912
     if tp in _SCALAR_TYPES or tp in _FORMAT_TYPES:
         return type(value) is tp
     if origin is Union:
-        return any(conforms(value, arg) for arg in args)
+        return any(inner(value, arg) for arg in args)
     if origin is Literal:
         return any(type(value) is type(a) and value == a for a in args)
     if origin in {list, set, frozenset}:
         return type(value) is origin and all(
-            conforms(v, args[0])
+            inner(v, args[0])
             for v in value  # type: ignore[attr-defined]
         )
     if origin is tuple:
         if type(value) is not tuple:
             return False
         if len(args) == 2 and args[1] is Ellipsis:
-            return all(conforms(v, args[0]) for v in value)
-        return len(value) == len(args) and all(map(conforms, value, args))
+            return all(inner(v, args[0]) for v in value)
+        return len(value) == len(args) and all(map(inner, value, args))
     if origin is dict:
         return type(value) is dict and all(
-            type(k) is str and conforms(v, args[1]) for k, v in value.items()
+            type(k) is str and inner(v, args[1]) for k, v in value.items()
         )
     if is_typeddict(tp):
         hints = typing.get_type_hints(tp)
         return (
             type(value) is dict
-            and set(value) <= set(hints)
+            and (open_dicts or set(value) <= set(hints))
             and tp.__required_keys__ <= set(value)
-            and all(conforms(v, hints[k]) for k, v in value.items())
+            and all(inner(v, hints[k]) for k, v in value.items() if k in hints)
         )
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return type(value) is tp
+    if isinstance(tp, type) and issubclass(tp, pydantic.BaseModel):
+        allow = tp.model_config.get("extra") == "allow"
+        return type(value) is tp and all(
+            (getattr(value, name) is DEFAULT)
+            or conforms(
+                getattr(value, name), field.annotation, open_dicts=allow
+            )
+            for name, field in tp.model_fields.items()
+        )
     if attrs.has(tp) or dataclasses.is_dataclass(tp):
         if type(value) is not tp:
             return False
         hints = typing.get_type_hints(tp)
         return all(
             (getattr(value, name) is DEFAULT)
-            or conforms(getattr(value, name), hint)
+            or inner(getattr(value, name), hint)
             for name, hint in hints.items()
         )
     msg = f"conforms() does not know the type {tp!r}"
@@ -634,20 +1082,92 @@ _KNOWN_KEYWORDS = frozenset(
         "$ref",
         "additionalProperties",
         "anyOf",
+        "const",
         "default",
         "description",
         "enum",
+        "exclusiveMaximum",
+        "exclusiveMinimum",
         "format",
         "items",
         "maxItems",
+        "maxLength",
+        "maxProperties",
+        "maximum",
         "minItems",
+        "minLength",
+        "minProperties",
+        "minimum",
+        "multipleOf",
+        "pattern",
         "prefixItems",
         "properties",
         "required",
+        "title",
         "type",
         "uniqueItems",
     }
 )
+_NUMBER_KEYWORDS = frozenset(
+    {"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"}
+)
+
+
+@attrs.frozen
+class _Range:
+    """The numbers a schema's bounds allow: ``low <= x <= high``."""
+
+    low: float | None = None
+    high: float | None = None
+    exclude_low: bool = False
+    exclude_high: bool = False
+
+    @classmethod
+    def of(cls, schema: Mapping[str, Any]) -> _Range:
+        """The range of *schema*'s bound keywords."""
+        if "minimum" in schema and "exclusiveMinimum" in schema:
+            msg = "from_schema() handles one lower bound"
+            raise ValueError(msg)
+        if "maximum" in schema and "exclusiveMaximum" in schema:
+            msg = "from_schema() handles one upper bound"
+            raise ValueError(msg)
+        return cls(
+            schema.get("minimum", schema.get("exclusiveMinimum")),
+            schema.get("maximum", schema.get("exclusiveMaximum")),
+            "exclusiveMinimum" in schema,
+            "exclusiveMaximum" in schema,
+        )
+
+    def __contains__(self, value: float) -> bool:
+        if self.low is not None and (
+            value <= self.low if self.exclude_low else value < self.low
+        ):
+            return False
+        return self.high is None or (
+            value < self.high if self.exclude_high else value <= self.high
+        )
+
+    def multiples(self, step: float) -> st.SearchStrategy[float]:
+        """The multiples of *step* in the range (exact for our steps)."""
+        low = None if self.low is None else math.floor(self.low / step) - 1
+        high = None if self.high is None else math.ceil(self.high / step) + 1
+        if low is None:
+            low = (40 if high is None else high) - 80
+        if high is None:
+            high = low + 80
+        return (
+            st.integers(low, high)
+            .map(lambda k: k * step)
+            .filter(lambda v: v in self)
+        )
+
+    def edges(self) -> list[float]:
+        """The bounds."""
+        return [edge for edge in (self.low, self.high) if edge is not None]
+
+    def inclusive_edges(self) -> list[float]:
+        """The bounds that are in the range."""
+        return [edge for edge in self.edges() if edge in self]
 
 
 class _Instances:
@@ -663,7 +1183,7 @@ class _Instances:
             self.refs[name] = st.deferred(lambda: self.of(self.defs[name]))
         return self.refs[name]
 
-    def of(self, schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+    def of(self, schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:  # noqa: PLR0912
         unknown = set(schema) - _KNOWN_KEYWORDS
         if unknown:
             msg = (
@@ -673,23 +1193,21 @@ class _Instances:
         if "$ref" in schema:
             return self.ref(schema["$ref"])
         if "enum" in schema:
-            return st.sampled_from(schema["enum"]).flatmap(_json_equal)
+            return self.options(schema["enum"])
+        if "const" in schema:
+            return self.options([schema["const"]])
+        number = decimal_number(schema)
+        if number is not None:
+            return self.decimal(number)
         if "anyOf" in schema:
             return st.one_of([self.of(s) for s in schema["anyOf"]])
         kind = schema.get("type")
         if kind is None:
             return JSON_VALUES
         if kind == "string":
-            fmt = schema.get("format")
-            return st.text(max_size=6) if fmt is None else FORMATS[fmt]
-        if kind == "integer":
-            return st.integers(-(2**53), 2**53) | st.integers(-99, 99).map(
-                float
-            )
-        if kind == "number":
-            return st.integers(-(2**53), 2**53) | st.floats(
-                allow_nan=False, allow_infinity=False
-            )
+            return self.string(schema)
+        if kind in {"integer", "number"}:
+            return self.number(schema, integer=kind == "integer")
         if kind == "boolean":
             return st.booleans()
         if kind == "null":
@@ -701,15 +1219,85 @@ class _Instances:
         msg = f"from_schema() does not handle the type {kind!r}"
         raise ValueError(msg)
 
+    def options(self, values: list[object]) -> st.SearchStrategy[Any]:
+        return _json_equal(st.sampled_from(values))
+
+    def decimal(self, number: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+        """A ``Decimal``: a number of its bounds, or the number's text.
+
+        The schema bounds only the number; toolctx bounds the text too
+        (a documented difference), so the text is of a bounded number.
+        """
+        numbers = _Instances.number(self, number, integer=False)
+        return numbers | numbers.map(_decimal_text)
+
+    def string(self, schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+        fmt = schema.get("format")
+        if fmt is not None:
+            return FORMATS[fmt]
+        low = schema.get("minLength", 0)
+        high = schema.get("maxLength", low + 6)
+        pattern = schema.get("pattern")
+        if pattern is None:
+            return st.text(min_size=low, max_size=high)
+        # Not .filter(regex.search): Hypothesis rewrites that filter into
+        # from_regex(), which leaves the alphabet (and draws "0\n" for
+        # "[01]$").
+        regex = re.compile(pattern)
+        return st.text(PATTERN_ALPHABET, min_size=low, max_size=high).filter(
+            lambda text: regex.search(text) is not None
+        )
+
+    def number(
+        self, schema: Mapping[str, Any], *, integer: bool
+    ) -> st.SearchStrategy[Any]:
+        step = schema.get("multipleOf")
+        if step is None and not _NUMBER_KEYWORDS & set(schema):
+            if integer:
+                return st.integers(-(2**53), 2**53) | st.integers(-99, 99).map(
+                    float
+                )
+            return st.integers(-(2**53), 2**53) | st.floats(
+                allow_nan=False, allow_infinity=False
+            )
+        bounds = _Range.of(schema)
+        if step is not None:
+            if integer and type(step) is not int:
+                msg = "from_schema() handles integer steps for integers"
+                raise ValueError(msg)
+            numbers = bounds.multiples(step)
+        else:
+            numbers = bounds.multiples(1)
+            edges = [
+                edge
+                for edge in bounds.inclusive_edges()
+                if not integer or float(edge).is_integer()
+            ]
+            if edges:  # the bound itself, exactly
+                numbers |= st.sampled_from(edges)
+            if not integer:
+                numbers |= st.floats(
+                    bounds.low,
+                    bounds.high,
+                    exclude_min=bounds.exclude_low and bounds.low is not None,
+                    exclude_max=bounds.exclude_high
+                    and bounds.high is not None,
+                    allow_nan=False,
+                    allow_infinity=False,
+                )
+        return _json_equal(numbers)
+
     def array(self, schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
         if "prefixItems" in schema:
-            if schema.get("items") is not False:
-                msg = "from_schema() handles prefixItems with items: false"
-                raise ValueError(msg)
             prefix = [self.of(s) for s in schema["prefixItems"]]
+            if schema.get("items", True) is not False and schema.get(
+                "maxItems"
+            ) != len(prefix):
+                msg = "from_schema() handles closed prefixItems only"
+                raise ValueError(msg)
             return st.tuples(*prefix).map(list)
         low = schema.get("minItems", 0)
-        high = min(schema.get("maxItems", 3), 3)
+        high = max(low, min(schema.get("maxItems", 3), 3))
         items = schema.get("items", {})
         return st.lists(
             self.of(items),
@@ -722,6 +1310,11 @@ class _Instances:
         properties = schema.get("properties", {})
         required = schema.get("required", [])
         extra = schema.get("additionalProperties", {})
+        low = schema.get("minProperties", 0)
+        high = schema.get("maxProperties", max(low, 3))
+        if properties and {"minProperties", "maxProperties"} & set(schema):
+            msg = "from_schema() handles property counts of mappings only"
+            raise ValueError(msg)
         fixed = st.fixed_dictionaries(
             {k: self.of(properties[k]) for k in required},
             optional={
@@ -735,28 +1328,196 @@ class _Instances:
         more = st.dictionaries(
             st.text(max_size=4).filter(lambda k: k not in properties),
             JSON_VALUES if extra is True else self.of(extra),
-            max_size=3,
+            min_size=low,
+            max_size=high,
         )
         return st.builds(lambda a, b: {**b, **a}, fixed, more)
 
 
-def _json_equal(value: object) -> st.SearchStrategy[Any]:
-    """*value*, or a JSON-equal spelling of it (``1.0`` for ``1``)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return st.sampled_from([value, float(value)])
-    return st.just(value)
+def decimal_number(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The number member of a ``Decimal``'s schema, or None.
+
+    toolctx writes a ``Decimal`` as ``anyOf`` a number (its bounds on it)
+    and a string of :data:`~toolctx._types.schema.DECIMAL_PATTERN`.
+    """
+    members = schema.get("anyOf")
+    if (
+        isinstance(members, list)
+        and len(members) == 2
+        and members[0].get("type") == "number"
+        and members[1] == {"type": "string", "pattern": DECIMAL_PATTERN}
+    ):
+        return members[0]  # type: ignore[no-any-return]
+    return None
+
+
+def _decimal_text(value: object) -> str:
+    """The decimal text of a number (``"0.25"``, ``"1e-05"``, ``"3"``)."""
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _json_equal(values: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """The values drawn, or JSON-equal spellings of them (``1.0``, ``1``)."""
+    return st.builds(_spelled, values, st.booleans())
+
+
+def _spelled(value: object, as_float: bool) -> object:
+    """*value*, or (*as_float*) the float of an integer: JSON-equal."""
+    if as_float and type(value) is int and abs(value) <= 2**53:
+        return float(value)
+    return value
 
 
 def from_schema(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
     """Draw JSON instances of *schema* (the subset toolctx writes).
 
-    Handles ``type``, ``enum``, ``anyOf``, ``$ref``/``$defs``,
+    Handles ``type``, ``enum``, ``const``, ``anyOf``, ``$ref``/``$defs``,
     ``properties``/``required``/``additionalProperties``, ``items``/
-    ``prefixItems``/``minItems``/``maxItems``/``uniqueItems`` and the
-    ``date-time``, ``date``, ``time`` and ``uuid`` formats; any other
-    keyword raises ``ValueError``. Sizes are kept small.
+    ``prefixItems``/``minItems``/``maxItems``/``uniqueItems``, the
+    bounds (``minimum``, ``exclusiveMaximum``... and ``multipleOf``),
+    ``minLength``/``maxLength``/``pattern``, ``minProperties``/
+    ``maxProperties``, and the ``date-time``, ``date``, ``time`` and
+    ``uuid`` formats; ``title``, ``description`` and ``default`` are
+    ignored, and any other keyword raises ``ValueError``. Sizes are kept
+    small; a ``pattern`` is met by filtering strings of
+    :data:`PATTERN_ALPHABET`.
     """
     return _Instances(schema.get("$defs", {})).of(schema)
+
+
+# -- instances near a schema ---------------------------------------------------
+
+_WRONG: list[object] = [None, True, 0, 1.5, "x", [], {}]
+_WRONG_VALUES = st.sampled_from([*_WRONG, "1"])
+_WRONG_NOT_DECIMAL = st.sampled_from(_WRONG)
+_NEAR_NUMBERS = (
+    st.integers(-20, 20)
+    | st.integers(-40, 40).map(lambda k: k / 4)
+    | st.floats(-25, 25)
+)
+
+
+class _Near(_Instances):
+    """Values on both sides of every constraint and type of a schema.
+
+    Each node is, most of the time, what the schema describes with its
+    constraints loosened (numbers at and beside the bounds, strings,
+    arrays and objects one shorter or longer than allowed, repeated set
+    items, missing and unknown keys), and otherwise a value of some other
+    JSON type. Numbers stay small: far from zero, a float's shortest
+    decimal text and its binary value disagree on ``multipleOf``.
+    """
+
+    def of(self, schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+        near = super().of(schema)
+        if "$ref" in schema:
+            return near  # the definition itself is near already
+        # "1" is a Decimal's text, which the schema does not bound
+        decimal_schema = decimal_number(schema) is not None
+        wrong = _WRONG_NOT_DECIMAL if decimal_schema else _WRONG_VALUES
+        return st.one_of(near, near, near, near, near, wrong)
+
+    def options(self, values: list[object]) -> st.SearchStrategy[Any]:
+        return super().options(values) | _LITERAL_VALUES
+
+    def decimal(self, number: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+        # Numbers on both sides of the bounds; text only of numbers in
+        # them, as the schema does not bound the text (documented).
+        return self.number(number, integer=False) | super().decimal(number)
+
+    def string(self, schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+        fmt = schema.get("format")
+        if fmt is not None:
+            return FORMATS[fmt] | st.sampled_from(["", "x", "2020-13-45"])
+        low = max(schema.get("minLength", 0) - 1, 0)
+        high = schema.get("maxLength", low + 5) + 1
+        near = st.text(PATTERN_ALPHABET, min_size=low, max_size=high)
+        return super().string(schema) | near
+
+    def number(
+        self, schema: Mapping[str, Any], *, integer: bool
+    ) -> st.SearchStrategy[Any]:
+        edges = _Range.of(schema).edges()
+        points = [e + d for e in edges for d in (-1, -0.5, 0.5, 1)]
+        step = schema.get("multipleOf")
+        if step is not None:
+            points.extend([step, 2 * step, -step, step / 2, 3 * step + 1])
+        near = super().number(schema, integer=integer) | _NEAR_NUMBERS
+        if edges:  # each bound itself, exactly, often
+            near = st.one_of(near, _json_equal(st.sampled_from(edges)))
+        if points:
+            near = st.one_of(near, _json_equal(st.sampled_from(points)))
+        return near
+
+    def array(self, schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+        if "prefixItems" in schema:
+            prefix = st.tuples(*(self.of(s) for s in schema["prefixItems"]))
+            return prefix.map(list) | st.builds(
+                _resized, prefix.map(list), st.integers(-1, 1), JSON_SCALARS
+            )
+        low = max(schema.get("minItems", 0) - 1, 0)
+        high = schema.get("maxItems", 3) + 1
+        near = st.lists(
+            self.of(schema.get("items", {})),
+            min_size=low,
+            max_size=min(high, low + 4),
+        )
+        return super().array(schema) | near
+
+    def object(self, schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties", {})
+        if not properties:
+            low = max(schema.get("minProperties", 0) - 1, 0)
+            high = schema.get("maxProperties", low + 2) + 1
+            values = JSON_VALUES if isinstance(extra, bool) else self.of(extra)
+            near = st.dictionaries(
+                st.text(max_size=3), values, min_size=low, max_size=high
+            )
+            return super().object(schema) | near
+        required = schema.get("required", [])
+        fixed = st.fixed_dictionaries(
+            {k: self.of(properties[k]) for k in required},
+            optional={
+                k: self.of(v)
+                for k, v in properties.items()
+                if k not in required
+            },
+        )
+        # now and then a key is missing, or an unknown one is there
+        fixed = st.one_of(
+            *[fixed] * 7, st.builds(_one_less, fixed, st.integers(0, 9))
+        )
+        unknown = st.one_of(*[st.just({})] * 7, st.just({"zz": 1}))
+        return st.builds(lambda a, b: {**b, **a}, fixed, unknown)
+
+
+def _one_less(value: dict[str, Any], index: int) -> dict[str, Any]:
+    """*value* without one of its keys (as it is, when it has none)."""
+    if not value:
+        return value
+    key = list(value)[index % len(value)]
+    return {k: v for k, v in value.items() if k != key}
+
+
+def _resized(items: list[Any], change: int, more: object) -> list[Any]:
+    """*items* one shorter (-1), the same (0) or one longer (1)."""
+    if change < 0:
+        return items[:-1]
+    return [*items, more] if change > 0 else items
+
+
+def near_schema(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+    """Draw JSON values near *schema*: some valid, many just not.
+
+    For agreement tests: the validator and ``jsonschema`` must say the
+    same of each (see :class:`_Near`). The root keeps its JSON type (an
+    arguments object stays an object).
+    """
+    near = _Near(schema.get("$defs", {}))
+    if schema.get("type") == "object":
+        return _Instances.object(near, schema)
+    return _Instances.of(near, schema)
 
 
 # -- mutations -----------------------------------------------------------------
@@ -807,14 +1568,21 @@ def accepted_kinds(
     schema = _deref(schema, defs)
     if "anyOf" in schema:
         return set().union(*(accepted_kinds(s, defs) for s in schema["anyOf"]))
-    if "enum" in schema:
-        return {_kind(v) for v in schema["enum"]}
+    if "enum" in schema or "const" in schema:
+        return {_kind(v) for v in _options(schema)}
     kind = schema.get("type")
     if kind is None:
         return set(KINDS)
     if kind == "number":
         return {"integer", "fraction"}
     return {kind}
+
+
+def _options(schema: Mapping[str, Any]) -> list[object]:
+    """The values of an ``enum`` or ``const`` schema."""
+    if "const" in schema:
+        return [schema["const"]]
+    return list(schema["enum"])
 
 
 def _kind(value: object) -> str:
@@ -962,9 +1730,9 @@ def _string_for_number(
 def _out_of_enum(
     site: Site, _: Mapping[str, Any]
 ) -> list[tuple[JsonPath, object]]:
-    values = site.resolved.get("enum")
-    if not site.path or values is None:
+    if not site.path or not {"enum", "const"} & set(site.resolved):
         return []
+    values = _options(site.resolved)
     strings = [v for v in values if isinstance(v, str)]
     numbers = [
         v
@@ -994,6 +1762,56 @@ def _duplicate_item(
     ]
 
 
+def _out_of_bounds(  # noqa: PLR0912 - one branch per keyword
+    site: Site, _: Mapping[str, Any]
+) -> list[tuple[JsonPath, object]]:
+    """Values just beyond the constraints of the site's schema."""
+    schema, value = site.resolved, site.value
+    if not site.path:
+        return []
+    out: list[object] = []
+    if _kind(value) in {"integer", "fraction"}:
+        if "minimum" in schema:
+            out.append(schema["minimum"] - 1)
+        if "exclusiveMinimum" in schema:
+            out.append(schema["exclusiveMinimum"])
+        if "maximum" in schema:
+            out.append(schema["maximum"] + 1)
+        if "exclusiveMaximum" in schema:
+            out.append(schema["exclusiveMaximum"])
+        if "multipleOf" in schema:
+            out.append(value + schema["multipleOf"] / 2)
+    elif isinstance(value, str):
+        if schema.get("minLength", 0) > 0:
+            out.append(value[: schema["minLength"] - 1])
+        if "maxLength" in schema:
+            out.append(value + "x" * (schema["maxLength"] - len(value) + 1))
+        if "pattern" in schema:
+            regex = re.compile(schema["pattern"])
+            out.extend(
+                text
+                for text in ("zz", "b0a", "x", "ca")
+                if not regex.search(text)
+            )
+    elif isinstance(value, list) and "prefixItems" not in schema:
+        if schema.get("minItems", 0) > 0:
+            out.append(value[: schema["minItems"] - 1])
+        if "maxItems" in schema and not schema.get("uniqueItems"):
+            extra = schema["maxItems"] - len(value) + 1
+            if value:
+                out.append(value + value[:1] * extra)
+    elif isinstance(value, dict) and "properties" not in schema:
+        if schema.get("minProperties", 0) > 0:
+            keep = list(value)[: schema["minProperties"] - 1]
+            out.append({k: value[k] for k in keep})
+        if "maxProperties" in schema and value:
+            first = next(iter(value.values()))
+            count = schema["maxProperties"] - len(value) + 1
+            more = {f"zz_more{i}": first for i in range(count)}
+            out.append({**value, **more})
+    return [(site.path, node) for node in out]
+
+
 _SiteMutation = Callable[
     [Site, Mapping[str, Any]], list[tuple[JsonPath, object]]
 ]
@@ -1005,6 +1823,7 @@ MUTATIONS: dict[str, _SiteMutation] = {
     "string_for_number": _string_for_number,
     "out_of_enum": _out_of_enum,
     "duplicate_item": _duplicate_item,
+    "out_of_bounds": _out_of_bounds,
 }
 """Each mutation: ``(site, defs) -> [(blamed path, new node value)]``."""
 
@@ -1016,6 +1835,7 @@ MUTATION_TYPES: dict[str, st.SearchStrategy[Any] | None] = {
     "string_for_number": NUMERIC_TYPES,
     "out_of_enum": ENUM_TYPES,
     "duplicate_item": SET_TYPES,
+    "out_of_bounds": CONSTRAINED_LEAVES | CONSTRAINED_TYPES,
 }
 """A parameter type that makes each mutation possible (None: any)."""
 

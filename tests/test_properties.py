@@ -8,8 +8,6 @@ rejected as error results naming the broken argument path.
 
 from __future__ import annotations
 
-import json
-
 from typing import Annotated, Any
 
 import jsonschema
@@ -24,9 +22,8 @@ from strategies import (
     DEFAULT,
     MUTATION_TYPES,
     MUTATIONS,
-    TOOL_NAME,
+    Harness,
     Signature,
-    build_function,
     conforms,
     from_schema,
     mutate,
@@ -34,37 +31,18 @@ from strategies import (
     signatures,
     validator,
 )
-from toolctx import (
-    Dispatcher,
-    ExecutionContext,
-    Registry,
-    ToolCall,
-    ToolResult,
-    tool,
-)
+from toolctx import ExecutionContext
 from toolctx._types.schema import parameters_schema
 from toolctx.exceptions import ToolArgumentsError
 from toolctx.tools.arguments import ArgumentStructurer
 from toolctx.tools.params import Param
 
 
-class Harness:
-    """A generated tool, registered and ready to dispatch."""
-
-    def __init__(self, signature: Signature) -> None:
-        self.signature = signature
-        self.calls: list[dict[str, Any]] = []
-        self.tool = tool(build_function(signature, self.calls.append))
-        self.schema = dict(self.tool.definition().parameters)
-        self.dispatcher = Dispatcher(Registry([self.tool]))
-
-    def dispatch(self, instance: object) -> ToolResult:
-        """Send *instance* as the model would: JSON text."""
-        return self.dispatcher.dispatch(
-            ToolCall(TOOL_NAME, json.dumps(instance), id="call-1"),
-            ExecutionContext(user_id="host-user"),
-        )
-
+pytestmark = pytest.mark.filterwarnings(
+    # Hypothesis names a strategy in its statistics when a filter retries;
+    # the names of strategies built from generated schemas are long.
+    "ignore:Generating overly large repr:hypothesis.errors.HypothesisWarning"
+)
 
 SLOW = [HealthCheck.too_slow, HealthCheck.filter_too_much]
 

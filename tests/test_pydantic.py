@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import decimal
 import enum
 import json
 import subprocess
@@ -593,6 +594,53 @@ def test_literal_options_follow_json_equality() -> None:
     ]
     assert schema_validator(Choice).is_valid({"one": 1.0})
     assert not schema_validator(Choice).is_valid({"one": True})
+
+
+class Groups(BaseModel):
+    """Sets whose items are arrays."""
+
+    pairs: set[frozenset[int]] = set()
+    flags: frozenset[tuple[int | bool, ...]] = frozenset()
+
+
+def test_set_items_are_distinct_as_json_values() -> None:
+    """Set items are told apart as the JSON they are, as the schema does.
+
+    ``[1, 2]`` and ``[2, 1]`` are different arrays, ``[true]`` and
+    ``[1]`` too, though Python's frozensets and tuples of them compare
+    equal: ``uniqueItems`` accepts both arrays, and so does the model
+    (the set it builds holds one item, as a Python set does).
+    """
+    data = {"pairs": [[1, 2], [2, 1]], "flags": [[True], [1]]}
+    assert schema_validator(Groups).is_valid(data)
+    groups = tp.validate(Groups, data)
+    assert groups.pairs == {frozenset({1, 2})}
+    assert groups.flags == frozenset({(1,)})
+    assert problems(Groups, {"pairs": [[1, 2], [1, 2.0]]}) == [
+        "pairs[1]: duplicate of item 0 (items must be unique)"
+    ]
+    assert not schema_validator(Groups).is_valid({"pairs": [[1], [1.0]]})
+
+
+class Price(BaseModel):
+    """An amount with decimal bounds."""
+
+    amount: float = Field(ge=decimal.Decimal("0.01"), le=decimal.Decimal(5))
+
+
+def test_decimal_bounds_are_json_numbers() -> None:
+    """``Field(ge=Decimal(...))``: the model's schema holds JSON numbers.
+
+    pydantic leaves the ``Decimal`` objects in the schema it writes; a
+    tool's schema must be JSON data (providers send it as JSON text).
+    """
+    schema, defs = tp.model_schema(Price)
+    amount = defs["Price"]["properties"]["amount"]
+    assert amount["minimum"] == 0.01
+    assert type(amount["minimum"]) is float
+    assert amount["maximum"] == 5
+    assert type(amount["maximum"]) is int
+    assert json.loads(json.dumps([schema, defs])) == [schema, defs]
 
 
 def test_extra_allow_keeps_unknown_keys() -> None:

@@ -1,7 +1,8 @@
 """The type model: what each supported type becomes in a tool's schema.
 
 Every schema here is checked against the Draft 2020-12 metaschema. The
-validator's side (what is accepted and refused) is in test_arguments.
+validator's side (what is accepted and refused) is in test_arguments,
+but for a bound that the schema and the validator must read alike.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import decimal
+import json
 import pathlib
 
 from collections.abc import AsyncIterator, Iterator
@@ -19,7 +21,14 @@ import jsonschema
 import pytest
 import typing_extensions as te
 
-from toolctx import SchemaError, tool
+from toolctx import (
+    Dispatcher,
+    Registry,
+    SchemaError,
+    ToolCall,
+    ToolResult,
+    tool,
+)
 from toolctx._types.schema import type_schema
 
 
@@ -139,6 +148,65 @@ class TestConstraints:
             type_schema(tp, owner="tests.f", parameter="x")
         assert message in str(info.value)
         assert info.value.parameter == "x"
+
+    def test_decimal_bounds_are_json_numbers(self) -> None:
+        """A ``Decimal`` bound is shown as a JSON number: the schema is JSON.
+
+        An integral bound is an integer; another one the float of the
+        same decimal text.
+        """
+        tp = Annotated[
+            decimal.Decimal,
+            at.Ge(decimal.Decimal("0.5")),
+            pydantic.Field(
+                le=decimal.Decimal("1E+1"),
+                multiple_of=decimal.Decimal("0.25"),
+            ),
+        ]
+        schema = schema_of(tp)
+        assert schema["anyOf"][0] == {
+            "type": "number",
+            "minimum": 0.5,
+            "maximum": 10,
+            "multipleOf": 0.25,
+        }
+        assert type(schema["anyOf"][0]["maximum"]) is int
+        assert json.loads(json.dumps(schema)) == schema
+
+    def test_bounds_compare_decimals_as_written(self) -> None:
+        """Bounds compare a Decimal and a float as the decimals JSON writes.
+
+        A float bound on a Decimal, or a Decimal bound on a float, is
+        compared as ``multipleOf`` divides: ``Ge(0.1)`` takes ``0.1``
+        and ``"0.1"``; ``Gt(Decimal("0.1"))`` refuses ``0.1`` (the binary
+        float 0.1 is a little more than 0.1), as the schema, which shows
+        ``exclusiveMinimum: 0.1``, does.
+        """
+
+        @tool
+        def pay(
+            amount: Annotated[decimal.Decimal, at.Ge(0.1), at.Le(0.3)],
+            rate: Annotated[float, at.Gt(decimal.Decimal("0.1"))] = 1.0,
+        ) -> str:
+            """Pay an amount."""
+            return f"{amount} at {rate}"
+
+        dispatcher = Dispatcher(Registry([pay]))
+
+        def call(arguments: str) -> ToolResult:
+            return dispatcher.dispatch(ToolCall("pay", arguments))
+
+        assert call('{"amount": 0.1}').output == "0.1 at 1.0"
+        assert call('{"amount": "0.3"}').output == "0.3 at 1.0"
+        assert call('{"amount": 0.3, "rate": 0.1000001}').error is None
+        refused = call('{"amount": 0.1, "rate": 0.1}')
+        assert refused.error == (
+            "Invalid arguments for tool 'pay': rate: expected a number "
+            "> 0.1, got 0.1"
+        )
+        schema = pay.definition().parameters
+        rate = jsonschema.Draft202012Validator(schema["properties"]["rate"])
+        assert not rate.is_valid(0.1)
 
     def test_field_default_is_the_default_plus_its_metadata(self) -> None:
         """``n: int = Field(5, ge=0)``: optional, default 5, minimum 0."""

@@ -69,8 +69,10 @@ from toolctx._text import bounded, message_of
 from toolctx._types.model import class_doc
 from toolctx._types.output import MAX_INT, MAX_INT_DIGITS, NotJSONError
 from toolctx._types.pydantic_check import UnsupportedModelError, is_model
+from toolctx._types.schema import json_number
 from toolctx._types.validate import (
     InvalidValueError,
+    json_key,
     json_kind,
     show_value,
 )
@@ -367,6 +369,8 @@ class _Rewriter:
 
     def __init__(self) -> None:
         self._shells: dict[type, type] = {}
+        self._config: Any = None
+        self._definitions: list[Any] = []
 
     def rewrite(self, node: Any, extra: str) -> Any:
         """*node* rewritten; *extra* the enclosing class's extra setting."""
@@ -378,13 +382,22 @@ class _Rewriter:
             return node
         kind = node.get("type")
         config = node.get("config")
+        outer = self._config
         if kind in _CLASS_KINDS and isinstance(config, dict):
             default = "ignore" if kind == "model" else extra
             extra = str(config.get("extra_fields_behavior", default))
-        out = {
-            key: value if key in _NOT_SCHEMAS else self.rewrite(value, extra)
-            for key, value in node.items()
-        }
+            self._config = config
+        try:
+            out = {
+                key: value
+                if key in _NOT_SCHEMAS
+                else self.rewrite(value, extra)
+                for key, value in node.items()
+            }
+        finally:
+            self._config = outer
+        if kind == "definitions":
+            self._definitions.extend(out["definitions"])
         if kind == "dict" and "keys_schema" in node:
             out["keys_schema"] = node["keys_schema"]  # JSON keys: pydantic's
         if kind in _FIELDS_KINDS:
@@ -406,8 +419,41 @@ class _Rewriter:
         if kind == "enum":
             return _options_node(out, list(out.get("members", ())), out)
         if kind in {"set", "frozenset"}:
-            return _set_node(out)
+            return self._set(out)
         return out
+
+    def _set(self, node: dict[str, Any]) -> dict[str, Any]:
+        """A set: a JSON array of distinct items (the schema's uniqueItems).
+
+        pydantic merges repeated items silently; toolctx refuses them.
+        Items are told apart as the JSON values they are, as
+        ``uniqueItems`` does (``[1, 2]`` is not ``[2, 1]``, ``[true]``
+        not ``[1]``), so the check needs the JSON array itself: the node
+        becomes a function of it, which validates the items as a list in
+        strict JSON mode with a validator of their own (built on first
+        use, when the definitions they may refer to are all rewritten),
+        then makes the set.
+        """
+        keys = ("items_schema", "min_length", "max_length", "strict")
+        as_list = {"type": "list", **{k: node[k] for k in keys if k in node}}
+        config = self._config
+        built: list[pydantic_core.SchemaValidator] = []
+
+        def items() -> pydantic_core.SchemaValidator:
+            if not built:
+                schema: dict[str, Any] = as_list
+                if self._definitions:
+                    schema = {
+                        "type": "definitions",
+                        "schema": as_list,
+                        "definitions": self._definitions,
+                    }
+                built.append(pydantic_core.SchemaValidator(schema, config))
+            return built[0]
+
+        kind = "set_type" if node["type"] == "set" else "frozen_set_type"
+        made = set if node["type"] == "set" else frozenset
+        return _replaced(node, functools.partial(_distinct, made, kind, items))
 
     def _model(self, node: dict[str, Any]) -> dict[str, Any]:
         cls = node["cls"]
@@ -582,39 +628,38 @@ def _integral(value: float) -> int:
     raise pydantic_core.PydanticKnownError("int_type")
 
 
-def _set_node(node: dict[str, Any]) -> dict[str, Any]:
-    """A set: a JSON array of distinct items (the schema's uniqueItems).
+def _distinct(
+    made: type,
+    kind: str,
+    items: Callable[[], pydantic_core.SchemaValidator],
+    value: Any,
+) -> Any:
+    """The JSON array *value* as a *made* set; repeated items are refused.
 
-    pydantic merges repeated items silently; toolctx refuses them. The
-    items are validated as a list (in JSON mode, so dates stay ISO
-    strings), then checked distinct and made a set.
+    Items repeat when they are equal as JSON values (``1`` and ``1.0``,
+    not ``true`` and ``1``). Distinct items that validate to equal
+    values (``[1, 2]`` and ``[2, 1]`` for a frozenset) are one item of
+    the set, as a Python set holds them.
     """
-    keys = ("items_schema", "min_length", "max_length", "strict")
-    as_list = {"type": "list", **{k: node[k] for k in keys if k in node}}
-    if "ref" in node:
-        as_list["ref"] = node["ref"]
-    made = frozenset if node["type"] == "frozenset" else set
-    return _after(functools.partial(_distinct, made), as_list)
-
-
-def _distinct(made: type, items: list[Any]) -> Any:
-    """*items* as a *made* set; repeated items are refused."""
+    if not isinstance(value, list):
+        raise pydantic_core.PydanticKnownError(cast("Any", kind))
     seen: dict[object, int] = {}
     repeats: list[tuple[int, int]] = []
-    for index, item in enumerate(items):
-        try:  # true and 1 are different items in JSON
-            first = seen.setdefault((isinstance(item, bool), item), index)
-        except TypeError:
-            raise pydantic_core.PydanticKnownError(
-                "set_item_not_hashable"
-            ) from None
+    for index, item in enumerate(value):
+        first = seen.setdefault(json_key(item), index)
         if first != index:
             repeats.append((index, first))
     if repeats:
         raise pydantic_core.PydanticCustomError(
             _DUPLICATE, "items must be unique", {"duplicates": repeats}
         )
-    return made(items)
+    validated = items().validate_json(_encode(value), strict=True)
+    try:
+        return made(validated)
+    except TypeError:
+        raise pydantic_core.PydanticKnownError(
+            "set_item_not_hashable"
+        ) from None
 
 
 _UNKNOWN: Final = object()
@@ -1057,11 +1102,15 @@ def _children(node: JSONSchema, part: str | int) -> list[object]:
 
 
 def _renamed(value: Any, renames: Mapping[str, str]) -> Any:
-    """A copy of JSON Schema *value*, references to *renames* moved."""
+    """A copy of JSON Schema *value*, references to *renames* moved.
+
+    ``Decimal`` bounds (``Field(ge=Decimal("0.01"))``), which pydantic
+    leaves in the schema, become JSON numbers.
+    """
     if isinstance(value, list):
         return [_renamed(item, renames) for item in value]
     if not isinstance(value, dict):
-        return value
+        return json_number(value)
     out: dict[str, Any] = {}
     for key, item in value.items():
         if key == "$ref" and isinstance(item, str):

@@ -41,6 +41,7 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import datetime as dt
+import decimal
 import enum
 import json
 import uuid
@@ -237,7 +238,7 @@ class _Renderer:
             target = (
                 schema["anyOf"][0] if node.kind is Kind.DECIMAL else schema
             )
-            target.update(node.constraints)
+            target.update((k, json_number(v)) for k, v in node.constraints)
         if node.description:
             schema["description"] = node.description
         if node.examples:
@@ -350,6 +351,20 @@ class _Renderer:
 
 DECIMAL_PATTERN = r"^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?$"
 """The strings a ``Decimal`` parameter accepts: decimal numbers."""
+
+
+def json_number(value: object) -> object:
+    """A constraint's value as JSON data: a ``Decimal`` becomes a number.
+
+    An integral ``Decimal`` becomes the integer, another one the float of
+    its text (``Decimal("0.1")`` is ``0.1``); other values are returned
+    as they are.
+    """
+    if isinstance(value, decimal.Decimal):
+        if value.is_finite() and value == value.to_integral_value():
+            return int(value)
+        return float(value)
+    return value
 
 
 def json_type(value: object) -> str:

@@ -476,9 +476,18 @@ def _constraint(  # noqa: C901 - one branch per keyword family
         noun = _bare_desc(node).text if node.kind in _NUMBERS else "a number"
         expected = f"expected {noun} {symbol} {_show_bound(value)}"
         style = _bare_desc(node).style
+        exact = _as_decimal(value)
+        decimal_bound = isinstance(value, decimal.Decimal)
 
         def bound_problem(given: Any, built: Any) -> str | None:
-            if not _is_number(built) or holds(built, value):
+            if not _is_number(built):
+                return None
+            if decimal_bound or isinstance(built, decimal.Decimal):
+                # a Decimal meets a float as the decimal JSON writes
+                # (0.1 >= Decimal("0.1")), as in multipleOf
+                if holds(_as_decimal(built), exact):
+                    return None
+            elif holds(built, value):
                 return None
             return f"{expected}, got {show_value(given, style)}"
 
@@ -792,6 +801,9 @@ def _option_key(value: object) -> tuple[str | None, object]:
 
 def json_key(value: object) -> object:
     """A hashable key equal for JSON-equal values (``1``, ``1.0``)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or value is None:
+        return value  # the common items, without the Mapping check
     if isinstance(value, bool):
         return (_BOOLEAN, value)
     if isinstance(value, (list, tuple)):
