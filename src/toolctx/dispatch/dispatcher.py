@@ -202,6 +202,20 @@ class Dispatcher:
             f"num_interceptors={len(self._core.interceptors)})>"
         )
 
+    def _prepare(
+        self, call: ToolCall, context: ExecutionContext | Session | None
+    ) -> tuple[Prepared | ToolResult, Session | None]:
+        """Everything before the body, for dispatch and adispatch alike."""
+        start = perf_counter_ns()
+        bound = get_current()
+        if type(call) is not ToolCall:
+            raise _not_a_call(call)
+        if type(context) is ExecutionContext:
+            template, session = context, None
+        else:
+            template, session = resolve_template(context, bound)
+        return self._core.prepare(call, template, bound, start), session
+
     # -- sync ----------------------------------------------------------------
 
     def dispatch(
@@ -230,16 +244,8 @@ class Dispatcher:
 
         .. versionadded:: 0.1.0
         """
-        start = perf_counter_ns()
-        bound = get_current()
-        if type(call) is not ToolCall:
-            raise _not_a_call(call)
-        if type(context) is ExecutionContext:
-            template, session = context, None
-        else:
-            template, session = resolve_template(context, bound)
+        p, session = self._prepare(call, context)
         core = self._core
-        p = core.prepare(call, template, bound, start)
         if type(p) is not Prepared:
             result = p
         elif self._executor is None:
@@ -304,16 +310,8 @@ class Dispatcher:
 
         .. versionadded:: 0.1.0
         """
-        start = perf_counter_ns()
-        bound = get_current()
-        if type(call) is not ToolCall:
-            raise _not_a_call(call)
-        if type(context) is ExecutionContext:
-            template, session = context, None
-        else:
-            template, session = resolve_template(context, bound)
+        p, session = self._prepare(call, context)
         core = self._core
-        p = core.prepare(call, template, bound, start)
         if type(p) is not Prepared:
             result = p
         elif self._executor is None:

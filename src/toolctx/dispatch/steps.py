@@ -22,7 +22,6 @@ from time import perf_counter_ns
 from typing import Any
 
 from toolctx._frozen import freeze_mapping
-from toolctx._ids import new_invocation_id
 from toolctx._records import (
     NO_CHANGES,
     NO_METADATA,
@@ -38,9 +37,7 @@ from toolctx._types.decode import (
 )
 from toolctx._types.decode import decode_arguments as decode
 from toolctx.context.execution import (
-    CallRecorder,
     ExecutionContext,
-    derive_call_context,
     recorder_of,
 )
 from toolctx.context.session import Session
@@ -149,27 +146,6 @@ def resolve_template(
         f"{type(context).__name__}."
     )
     raise TypeError(msg)
-
-
-def call_context(
-    call: ToolCall, template: ExecutionContext, bound: ExecutionContext | None
-) -> ExecutionContext:
-    """Derive the context of one dispatched call from *template*.
-
-    Fresh invocation id and recorder, the call's tool name and id; the
-    parent is the running dispatched call if there is one, else whatever
-    the template links to.
-    """
-    return derive_call_context(
-        template,
-        new_invocation_id(),
-        call.name,
-        call.id,
-        bound.invocation_id
-        if bound is not None and recorder_of(bound) is not None
-        else template.parent_invocation_id,
-        CallRecorder(),
-    )
 
 
 # -- failures ----------------------------------------------------------------
