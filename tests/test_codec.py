@@ -236,3 +236,26 @@ class TestResults:
         back = result_from_dict(data)
         assert back == result
         assert back.exception is None
+
+
+class TestSessionSnapshot:
+    """Session.snapshot(): the fields the codec writes, from one moment."""
+
+    def test_copies_every_field_but_the_scope(self) -> None:
+        """The copies are the session's values and never change with it."""
+        from toolctx import Session
+
+        session = Session("s1", user_id="ada", state={"n": 1}, scope=object())
+        snap = session.snapshot()
+        assert snap == {
+            "id": "s1",
+            "user_id": "ada",
+            "turn": 0,
+            "agent_id": None,
+            "state": {"n": 1},
+            "metadata": {},
+            "values": {},
+            "results": [],
+        }
+        session.next_turn()
+        assert snap["turn"] == 0

@@ -139,6 +139,27 @@ class Session:
         base.update(changes)
         return ExecutionContext(**base)
 
+    def snapshot(self) -> dict[str, Any]:
+        """A consistent copy of the session's fields, taken under its lock.
+
+        ``id``, ``user_id``, ``turn``, ``agent_id``, and copies of
+        ``state``, ``metadata``, ``values`` and ``results``, all from one
+        moment even while other threads record results; never the scope.
+
+        .. versionadded:: 0.1.0
+        """
+        with self._lock:
+            return {
+                "id": self.id,
+                "user_id": self.user_id,
+                "turn": self.turn,
+                "agent_id": self.agent_id,
+                "state": dict(self.state),
+                "metadata": dict(self.metadata),
+                "values": dict(self.values),
+                "results": list(self.results),
+            }
+
     def _view(self, result: ToolResult) -> ToolResult:
         """The read-only copy of *result* later calls see (cached)."""
         cached = self._views.get(id(result))

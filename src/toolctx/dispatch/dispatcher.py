@@ -311,15 +311,7 @@ class Dispatcher:
         .. versionadded:: 0.1.0
         """
         p, session = self._prepare(call, context)
-        core = self._core
-        if type(p) is not Prepared:
-            result = p
-        elif self._executor is None:
-            result = await run_async(
-                core, p, p.entry.timeout or self._default_timeout
-            )
-        else:
-            result = await self._aelsewhere(p)
+        result = p if type(p) is not Prepared else await self._arun_body(p)
         if session is not None:
             session.record(result)
         return result
@@ -364,9 +356,13 @@ class Dispatcher:
         p = core.prepare(call, template, bound, start)
         if type(p) is not Prepared:
             return p
+        return await self._arun_body(p)
+
+    async def _arun_body(self, p: Prepared) -> ToolResult:
+        """Run *p*'s body from async code: here, or in the executor."""
         if self._executor is None:
             return await run_async(
-                core, p, p.entry.timeout or self._default_timeout
+                self._core, p, p.entry.timeout or self._default_timeout
             )
         return await self._aelsewhere(p)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from toolctx.context.current import SEAM
 from toolctx.dispatch import workers
@@ -41,6 +41,10 @@ if TYPE_CHECKING:
     from toolctx.dispatch.core import Core, Prepared
 
 
+_NEED_A_LOOP: Final = frozenset({ASYNC, ASYNC_STREAM})
+"""The modes whose body needs an event loop to run to its end."""
+
+
 def run_sync(
     core: Core,
     p: Prepared,
@@ -55,7 +59,7 @@ def run_sync(
     entry = p.entry
     mode = entry.mode
     if await_with is None:
-        if mode in {ASYNC, ASYNC_STREAM}:
+        if mode in _NEED_A_LOOP:
             try:
                 check_no_loop(entry)
             except BaseException:

@@ -328,9 +328,18 @@ def cancelled(call: ToolCall) -> Failure:
     )
 
 
+def loop_running() -> bool:
+    """Whether an event loop is running in this thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def check_no_loop(entry: ToolEntry) -> None:
     """Refuse to run an async tool from sync code inside a running loop."""
-    if asyncio.events._get_running_loop() is not None:  # noqa: SLF001
+    if loop_running():
         msg = (
             f"Tool {entry.definition.name!r} is async and an event loop is "
             "running in this thread: use `await dispatcher.adispatch(call, "

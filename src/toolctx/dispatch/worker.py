@@ -12,7 +12,6 @@ in :func:`toolctx.dispatch.run.run_sync`), runs the tool and returns a
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import pickle
 
@@ -39,6 +38,7 @@ from toolctx.dispatch.run import run_sync
 from toolctx.dispatch.steps import (
     Failure,
     decode_arguments,
+    loop_running,
     propagates,
     run_to_end,
     structure,
@@ -194,7 +194,7 @@ def _run_async(value: Awaitable[Any], call: RemoteCall) -> Any:
         if call.timeout is None
         else with_timeout(value, call.timeout, call.tool_name)
     )
-    if asyncio.events._get_running_loop() is None:  # noqa: SLF001
+    if not loop_running():
         return run_to_end(main)
     # A loop runs in this thread (an async host calling in-process), and
     # asyncio.run() cannot nest: finish in a helper thread that sees the

@@ -56,13 +56,15 @@ def session_to_dict(session: Session) -> dict[str, Any]:
 
     .. versionadded:: 0.1.0
     """
-    with session._lock:  # noqa: SLF001 - one consistent snapshot
-        state = dict(session.state)
-        metadata = dict(session.metadata)
-        values = dict(session.values)
-        results = list(session.results)
-        fields = (session.id, session.user_id, session.turn, session.agent_id)
-    session_id, user_id, turn, agent_id = fields
+    snap = session.snapshot()
+    state, metadata = snap["state"], snap["metadata"]
+    values, results = snap["values"], snap["results"]
+    session_id, user_id, turn, agent_id = (
+        snap["id"],
+        snap["user_id"],
+        snap["turn"],
+        snap["agent_id"],
+    )
     return {
         "format": SESSION_FORMAT,
         "id": session_id,
