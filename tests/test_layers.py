@@ -56,6 +56,7 @@ LAYERS: list[tuple[int, str]] = [
     (8, "toolctx.mcp"),
     (8, "toolctx.otel"),
     (8, "toolctx.cli"),
+    (8, "toolctx.adapters"),
     (8, "toolctx.__main__"),
     (8, "toolctx"),
 ]
