@@ -30,6 +30,7 @@ from toolctx import (
     set_state,
     tool,
 )
+from toolctx.content import Image, Text
 
 
 @attrs.frozen
@@ -306,3 +307,9 @@ def worker_pid() -> int:
 def loaded_scopes() -> list[str]:
     """The invocation ids load_scope saw in this process."""
     return list(LOADED)
+
+
+@tool
+def snapshot(caption: str) -> list[Text | Image]:
+    """Return a caption and an image: content parts cross the process."""
+    return [caption, Image(b"\x89PNG\r\n\x1a\n-remote", "image/png")]

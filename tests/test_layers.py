@@ -43,6 +43,7 @@ LAYERS: list[tuple[int, str]] = [
     (1, "toolctx.exceptions"),
     (2, "toolctx._types"),
     (3, "toolctx._records"),
+    (3, "toolctx.content"),
     (4, "toolctx.context"),
     (5, "toolctx.tools"),
     (5, "toolctx.remote.payloads"),

@@ -12,6 +12,7 @@ from toolctx import (
     ToolCall,
     ToolChunk,
     ToolDefinition,
+    ToolProgress,
     ToolResult,
     tool,
 )
@@ -74,12 +75,12 @@ async def use_async() -> None:
 
 def use_stream() -> None:
     for item in dispatcher.stream(ToolCall("ping")):
-        assert_type(item, ToolChunk | ToolResult)
+        assert_type(item, ToolChunk | ToolProgress | ToolResult)
 
 
 async def use_astream() -> None:
     async for item in dispatcher.astream(ToolCall("ping")):
-        assert_type(item, ToolChunk | ToolResult)
+        assert_type(item, ToolChunk | ToolProgress | ToolResult)
 
 
 @tool

@@ -8,7 +8,7 @@ The core names live here; features live in public subpackages:
 :mod:`toolctx.exceptions`, :mod:`toolctx.sessions`,
 :mod:`toolctx.interceptors`, :mod:`toolctx.diagnostics`,
 :mod:`toolctx.mcp`, :mod:`toolctx.remote`, :mod:`toolctx.otel`,
-:mod:`toolctx.providers`.
+:mod:`toolctx.providers`, :mod:`toolctx.content`, :mod:`toolctx.adapters`.
 """
 
 from __future__ import annotations
@@ -18,11 +18,19 @@ from typing import Any
 # Imported for its effect: TOOLCTX_DEBUG_LOST_CONTEXT is read at import.
 import toolctx.diagnostics  # noqa: F401
 
-from toolctx._records import ToolCall, ToolChunk, ToolDefinition, ToolResult
+from toolctx._records import (
+    ToolAnnotations,
+    ToolCall,
+    ToolChunk,
+    ToolDefinition,
+    ToolProgress,
+    ToolResult,
+)
 from toolctx.context.current import (
     current_context,
     execution_context,
     publish,
+    report_progress,
     set_state,
     use_context,
 )
@@ -69,11 +77,13 @@ __all__ = [
     "ScopeError",
     "Session",
     "Tool",
+    "ToolAnnotations",
     "ToolArgumentsError",
     "ToolCall",
     "ToolChunk",
     "ToolDefinition",
     "ToolDenied",
+    "ToolProgress",
     "ToolResult",
     "ToolctxError",
     "UnknownToolError",
@@ -81,6 +91,7 @@ __all__ = [
     "current_context",
     "execution_context",
     "publish",
+    "report_progress",
     "set_state",
     "tool",
     "use_context",

@@ -20,6 +20,57 @@ NO_CHANGES: Mapping[str, Any] = freeze_mapping({}, "ToolResult.state_changes")
 """The state changes of a result that made none (shared, read-only)."""
 
 
+_HINT: Final = attrs.validators.optional(attrs.validators.instance_of(bool))
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ToolAnnotations:
+    """Hints about a tool's behaviour, for clients and people (not rules).
+
+    Each hint is ``None`` when unsaid. MCP clients see them as
+    ``readOnlyHint``, ``destructiveHint``, ``idempotentHint`` and
+    ``openWorldHint``; they are hints only: nothing enforces them, so
+    never base a security decision on a tool's own annotations.
+
+    Attributes:
+        read_only: The tool does not change its environment.
+        destructive: The tool may delete or overwrite (meaningful when
+            not read-only).
+        idempotent: Calling it again with the same arguments has no
+            further effect (meaningful when not read-only).
+        open_world: The tool reaches outside systems (the web, email);
+            false for a closed domain such as a local database.
+
+    Example:
+        >>> ToolAnnotations(read_only=True).to_dict()
+        {'read_only': True}
+
+    .. versionadded:: 0.2.0
+    """
+
+    read_only: bool | None = attrs.field(default=None, validator=_HINT)
+    destructive: bool | None = attrs.field(default=None, validator=_HINT)
+    idempotent: bool | None = attrs.field(default=None, validator=_HINT)
+    open_world: bool | None = attrs.field(default=None, validator=_HINT)
+
+    def to_dict(self) -> dict[str, bool]:
+        """Return the hints that are set, by their Python names.
+
+        .. versionadded:: 0.2.0
+        """
+        return {
+            key: value
+            for key, value in (
+                ("read_only", self.read_only),
+                ("destructive", self.destructive),
+                ("idempotent", self.idempotent),
+                ("open_world", self.open_world),
+            )
+            if value is not None
+        }
+
+
 @final
 @attrs.frozen(kw_only=True)
 class ToolDefinition:
@@ -34,8 +85,12 @@ class ToolDefinition:
             return annotation (for a streaming tool: the array of its
             chunks); None when the return is unannotated, ``Any``, ``None``
             or of a type without a JSON Schema.
+        title: A short human-readable name for user interfaces, or None.
+        annotations: Hints about the tool's behaviour
+            (:class:`ToolAnnotations`), or None.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0 ``title`` and ``annotations``.
     """
 
     name: str
@@ -48,12 +103,15 @@ class ToolDefinition:
         }
     )
     output_schema: Mapping[str, Any] | None = None
+    title: str | None = None
+    annotations: ToolAnnotations | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Return the definition as plain JSON data.
 
-        ``{"name", "description", "parameters"}``, and ``"output_schema"``
-        when the tool has one.
+        ``{"name", "description", "parameters"}``, and ``"output_schema"``,
+        ``"title"`` and ``"annotations"`` (the hints that are set) when
+        the tool has them.
 
         .. versionadded:: 0.1.0
         """
@@ -64,6 +122,10 @@ class ToolDefinition:
         }
         if self.output_schema is not None:
             data["output_schema"] = self.output_schema
+        if self.title is not None:
+            data["title"] = self.title
+        if self.annotations is not None:
+            data["annotations"] = self.annotations.to_dict()
         return data
 
 
@@ -157,6 +219,35 @@ class ToolChunk:
     invocation_id: str = ""
     index: int = 0
     data: Any = None
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ToolProgress:
+    """One progress report of a running call (:func:`toolctx.report_progress`).
+
+    :meth:`Dispatcher.stream` and :meth:`Dispatcher.astream` yield these in
+    order with the :class:`ToolChunk` records; listeners registered with
+    :meth:`Dispatcher.on_progress` receive them as they are reported; the
+    MCP server sends them as ``notifications/progress``.
+
+    Attributes:
+        name: The tool's name.
+        call_id: The model's call id.
+        invocation_id: The invocation reporting.
+        progress: How far the call is (grows with each report).
+        total: The value ``progress`` reaches when done, or None.
+        message: A short human-readable status, or None.
+
+    .. versionadded:: 0.2.0
+    """
+
+    name: str
+    call_id: str | None = None
+    invocation_id: str = ""
+    progress: float = 0.0
+    total: float | None = None
+    message: str | None = None
 
 
 # -- building records fast ----------------------------------------------------

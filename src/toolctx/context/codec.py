@@ -15,6 +15,7 @@ from typing import Any
 from toolctx._records import ToolResult
 from toolctx._types.output import to_json as unstructure_output
 from toolctx._types.values import structure_value, unstructure_value
+from toolctx.content import part_from_dict, part_to_dict, parts_of
 from toolctx.context.execution import ExecutionContext
 from toolctx.context.keys import RawValue, known_key, matches, type_name
 from toolctx.exceptions import ContextDataError, ToolArgumentsError
@@ -191,19 +192,44 @@ def context_from_dict(
 
 
 def result_to_dict(result: ToolResult) -> dict[str, Any]:
-    """Return *result* as JSON-safe data; ``exception`` is dropped."""
-    return {
+    """Return *result* as JSON-safe data; ``exception`` is dropped.
+
+    A content output (a tuple of parts) is stored under ``"content"``
+    (:func:`toolctx.content.part_to_dict` each), ``"output"`` then None.
+    """
+    parts = parts_of(result.output)
+    data = {
         "format": RESULT_FORMAT,
         "name": result.name,
         "call_id": result.call_id,
         "invocation_id": result.invocation_id,
-        "output": to_json(result.output, "the result output"),
+        "output": None
+        if parts is not None
+        else to_json(result.output, "the result output"),
         "is_error": result.is_error,
         "error": result.error,
         "metadata": to_json(result.metadata, "the result metadata"),
         "state_changes": to_json(result.state_changes, "the state changes"),
         "duration_ns": result.duration_ns,
     }
+    if parts is not None:
+        data["content"] = [part_to_dict(part) for part in parts]
+    return data
+
+
+def content_from_json(data: Mapping[str, Any], what: str) -> Any:
+    """The parts stored under ``"content"``, else the ``"output"``."""
+    content = data.get("content")
+    if content is None:
+        return data.get("output")
+    if not isinstance(content, list) or not content:
+        msg = f"{what} field 'content' must be a non-empty list of parts."
+        raise ContextDataError(msg)
+    try:
+        return tuple(part_from_dict(item) for item in content)
+    except (TypeError, ValueError) as exc:
+        msg = f"{what} field 'content' holds a bad part: {exc}"
+        raise ContextDataError(msg) from None
 
 
 def result_from_dict(data: Mapping[str, Any]) -> ToolResult:
@@ -218,7 +244,7 @@ def result_from_dict(data: Mapping[str, Any]) -> ToolResult:
         name=name,
         call_id=optional_field(data, "call_id", str, what),
         invocation_id=optional_field(data, "invocation_id", str, what) or "",
-        output=data.get("output"),
+        output=content_from_json(data, what),
         is_error=bool(data.get("is_error", False)),
         error=optional_field(data, "error", str, what),
         metadata=mapping_field(data, "metadata", what),

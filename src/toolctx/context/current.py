@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, Final, cast, final
 
+from toolctx._records import ToolProgress
 from toolctx.context.execution import (
     RECORD_LOCK,
     ExecutionContext,
@@ -335,3 +338,109 @@ def _key_name(key: ContextKey[Any] | str, value: object) -> str:
         return key
     key.check(value)
     return key.name
+
+
+MAX_PROGRESS_MESSAGE: Final = 1000
+"""Longest progress message kept; longer ones are cut."""
+
+
+def report_progress(
+    progress: float, total: float | None = None, message: str | None = None
+) -> None:
+    """Report how far the running tool call is.
+
+    Inside a running call (sync, async, or a thread started with
+    :func:`toolctx.bind_context`), each report becomes a
+    :class:`~toolctx.ToolProgress`: ``stream()``/``astream()`` yield it in
+    order with the chunks, listeners added with
+    :meth:`Dispatcher.on_progress <toolctx.Dispatcher.on_progress>` receive
+    it at once, in the reporting thread, and the MCP server sends it as
+    ``notifications/progress`` when the client asked for progress. With no
+    listener a report costs next to nothing.
+
+    Args:
+        progress: How far the call is, e.g. items done (a finite number).
+        total: What ``progress`` reaches at the end, if known.
+        message: A short status for people (cut at 1,000 characters).
+
+    Raises:
+        NoExecutionContextError: No dispatched call is running here.
+        ToolctxError: The call has already finished (join the threads a
+            tool starts before it returns).
+        TypeError: *progress* or *total* is not a finite number, or
+            *message* is not a string.
+
+    Example:
+        >>> from toolctx import Dispatcher, Registry, ToolCall, ToolProgress
+        >>> registry = Registry()
+        >>> @registry.tool
+        ... def index(files: int) -> int:
+        ...     '''Index the files.'''
+        ...     for done in range(1, files + 1):
+        ...         report_progress(done, files, f"file {done}")
+        ...     return files
+        >>> dispatcher = Dispatcher(registry)
+        >>> seen: list[ToolProgress] = []
+        >>> stop = dispatcher.on_progress(seen.append)
+        >>> dispatcher.dispatch(ToolCall("index", {"files": 2})).output
+        2
+        >>> [(p.progress, p.total, p.message) for p in seen]
+        [(1, 2, 'file 1'), (2, 2, 'file 2')]
+
+    .. versionadded:: 0.2.0
+    """
+    ctx = get_current()
+    recorder = None if ctx is None else recorder_of(ctx)
+    if ctx is None or recorder is None:
+        raise NoExecutionContextError(
+            "report_progress() works only while a dispatched tool call "
+            "runs (in the tool, or in a thread started with "
+            "toolctx.bind_context). "
+            + (
+                "A context is bound (use_context), but no call is running."
+                if ctx is not None
+                else "No context is bound."
+            )
+        )
+    _check_number("progress", progress)
+    if total is not None:
+        _check_number("total", total)
+    if message is not None:
+        if not isinstance(cast("object", message), str):
+            msg = (
+                "report_progress() message must be a string, got "
+                f"{type(message).__name__}."
+            )
+            raise TypeError(msg)
+        message = message[:MAX_PROGRESS_MESSAGE]
+    if recorder.closed:
+        raise _finished("report_progress", ctx)
+    sink = recorder.progress
+    if sink is not None:
+        sink(
+            ToolProgress(
+                name=ctx.tool_name or "",
+                call_id=ctx.tool_call_id,
+                invocation_id=ctx.invocation_id,
+                progress=progress,
+                total=total,
+                message=message,
+            )
+        )
+
+
+def _check_number(name: str, value: object) -> None:
+    try:
+        finite = (
+            type(value) is not bool
+            and isinstance(value, (int, float))
+            and math.isfinite(value)
+        )
+    except OverflowError:  # an int too large for a float
+        finite = False
+    if not finite:
+        msg = (
+            f"report_progress() {name} must be a finite number, got "
+            f"{value!r:.40}."
+        )
+        raise TypeError(msg)

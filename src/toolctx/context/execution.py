@@ -17,7 +17,7 @@ from toolctx._frozen import (
     freeze_mapping,
 )
 from toolctx._ids import new_invocation_id
-from toolctx._records import ToolResult, record_builder
+from toolctx._records import ToolProgress, ToolResult, record_builder
 from toolctx.context.keys import MISSING, ContextKey, RawValue
 from toolctx.exceptions import MissingContextValueError, ScopeError
 
@@ -63,6 +63,8 @@ class CallRecorder:
     metadata: dict[str, object] | None = None
     state_changes: dict[str, object] | None = None
     closed: bool = False
+    # Where report_progress sends a ToolProgress, or None (nobody listens).
+    progress: Callable[[ToolProgress], object] | None = None
 
     def close(self) -> None:
         """Refuse further writes; wait for one under way to finish."""

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any, cast, final
 
 from toolctx._ids import new_invocation_id
-from toolctx._records import ToolCall, ToolResult
+from toolctx._records import ToolCall, ToolProgress, ToolResult
 from toolctx._types.decode import ArgumentLimits, DecodeError
 from toolctx._types.decode import decode_arguments as decode
 from toolctx.context.execution import (
@@ -103,7 +103,15 @@ class Core:
         detail: Put the exception's text in a failed call's message.
     """
 
-    __slots__ = ("detail", "entries", "interceptors", "limits", "names")
+    __slots__ = (
+        "detail",
+        "entries",
+        "interceptors",
+        "limits",
+        "listeners",
+        "names",
+        "progress",
+    )
 
     def __init__(
         self,
@@ -119,10 +127,42 @@ class Core:
         self.interceptors = interceptors
         self.limits = limits
         self.detail = detail
+        # The hosts' progress listeners, and what a call's recorder sends
+        # its reports to: None while nobody listens (the common case).
+        self.listeners: tuple[Callable[[ToolProgress], object], ...] = ()
+        self.progress: Callable[[ToolProgress], None] | None = None
+
+    def listen(
+        self, listener: Callable[[ToolProgress], object]
+    ) -> Callable[[], None]:
+        """Send every progress report to *listener*; return the undo."""
+        self.listeners = (*self.listeners, listener)
+        self.progress = self.emit
+
+        def unsubscribe() -> None:
+            kept = list(self.listeners)
+            if listener in kept:
+                kept.remove(listener)
+            self.listeners = tuple(kept)
+            if not kept:
+                self.progress = None
+
+        return unsubscribe
+
+    def emit(self, report: ToolProgress) -> None:
+        """Hand *report* to every listener; one that raises is logged."""
+        for listener in self.listeners:
+            try:
+                listener(report)
+            except Exception:  # noqa: BLE001 - a listener never breaks a call
+                _log.exception(
+                    "A progress listener (%r) raised; the call goes on.",
+                    listener,
+                )
 
     # -- before the body -----------------------------------------------------
 
-    def prepare(
+    def prepare(  # noqa: C901 - one straight line of steps
         self,
         call: ToolCall,
         template: ExecutionContext,
@@ -130,6 +170,10 @@ class Core:
         start: int,
     ) -> Prepared | ToolResult:
         """Everything before the body runs; the result if it cannot run."""
+        recorder = CallRecorder()
+        progress = self.progress
+        if progress is not None:
+            recorder.progress = progress
         ctx = derive_call_context(
             template,
             new_invocation_id(),
@@ -138,7 +182,7 @@ class Core:
             bound.invocation_id
             if bound is not None and recorder_of(bound) is not None
             else template.parent_invocation_id,
-            CallRecorder(),
+            recorder,
         )
         ran = 0
         if self.interceptors:

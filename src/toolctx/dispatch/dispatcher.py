@@ -12,13 +12,26 @@ from __future__ import annotations
 
 import asyncio
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections import deque
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Sequence,
+)
 from concurrent.futures import Executor
 from functools import partial
 from time import perf_counter_ns
 from typing import cast, final
 
-from toolctx._records import ToolCall, ToolChunk, ToolResult, frozen_view
+from toolctx._records import (
+    ToolCall,
+    ToolChunk,
+    ToolProgress,
+    ToolResult,
+    frozen_view,
+)
 from toolctx._types.decode import ArgumentLimits
 from toolctx.context.current import get_current
 from toolctx.context.execution import ExecutionContext, with_prior_results
@@ -27,9 +40,10 @@ from toolctx.dispatch.core import Core, Prepared
 from toolctx.dispatch.run import run_async, run_sync
 from toolctx.dispatch.steps import resolve_template
 from toolctx.dispatch.stream import (
+    areplay,
     check_call,
-    one,
-    single,
+    collect_progress,
+    replay,
     stream_async,
     stream_sync,
     streams,
@@ -245,11 +259,16 @@ class Dispatcher:
         .. versionadded:: 0.1.0
         """
         p, session = self._prepare(call, context)
-        core = self._core
+        return self._run(p, session)
+
+    def _run(
+        self, p: Prepared | ToolResult, session: Session | None
+    ) -> ToolResult:
+        """Run a prepared call's body here or elsewhere; record the result."""
         if type(p) is not Prepared:
             result = p
         elif self._executor is None:
-            result = run_sync(core, p)
+            result = run_sync(self._core, p)
         else:
             result = self._elsewhere(p)
         if session is not None:
@@ -311,6 +330,12 @@ class Dispatcher:
         .. versionadded:: 0.1.0
         """
         p, session = self._prepare(call, context)
+        return await self._arun_prepared(p, session)
+
+    async def _arun_prepared(
+        self, p: Prepared | ToolResult, session: Session | None
+    ) -> ToolResult:
+        """:meth:`_run` from async code."""
         result = p if type(p) is not Prepared else await self._arun_body(p)
         if session is not None:
             session.record(result)
@@ -382,16 +407,20 @@ class Dispatcher:
         self,
         call: ToolCall,
         context: ExecutionContext | Session | None = None,
-    ) -> Iterator[ToolChunk | ToolResult]:
+    ) -> Iterator[ToolChunk | ToolProgress | ToolResult]:
         """Run one call: each chunk of a streaming tool, then the result.
 
         A generator tool's yields arrive as :class:`ToolChunk` objects as
         they are produced; the last item is always the :class:`ToolResult`
         (whose output lists every chunk). Other tools yield only their
-        result. The tool sees its own context on every resume. Closing the
-        iterator early (``close()``, or ``break`` inside
-        ``contextlib.closing``) closes the tool's generator with its
-        context bound, restores everything, and records the call as
+        result. What the tool reports with :func:`toolctx.report_progress`
+        arrives as :class:`ToolProgress` records, in order with the chunks
+        (for a tool that does not stream, all before its result; a call
+        run by an *executor* in another process reports none). The tool
+        sees its own context on every resume. Closing the iterator early
+        (``close()``, or ``break`` inside ``contextlib.closing``) closes
+        the tool's generator with its context bound, restores everything,
+        and records the call as
         cancelled: interceptors' ``after`` and the session see an error
         result holding the chunks so far; no state change is applied. If
         the tool's cleanup raises then, ``close()`` still returns normally
@@ -406,14 +435,29 @@ class Dispatcher:
         """
         check_call(call, "stream")
         if not streams(self._core, self._executor, call):
-            return one(self.dispatch(call, context))
+            p, session = self._prepare(call, context)
+            pending = self._collect(p)
+            return replay(pending, self._run(p, session))
         return stream_sync(self._core, call, context)
+
+    def _collect(self, p: Prepared | ToolResult) -> deque[ToolProgress]:
+        """Keep a call's progress reports for its stream."""
+        if type(p) is not Prepared:
+            return deque()
+        return collect_progress(self._core, p)
+
+    async def _astream_one(
+        self, call: ToolCall, context: ExecutionContext | Session | None
+    ) -> tuple[deque[ToolProgress], ToolResult]:
+        p, session = self._prepare(call, context)
+        pending = self._collect(p)
+        return pending, await self._arun_prepared(p, session)
 
     def astream(
         self,
         call: ToolCall,
         context: ExecutionContext | Session | None = None,
-    ) -> AsyncIterator[ToolChunk | ToolResult]:
+    ) -> AsyncIterator[ToolChunk | ToolProgress | ToolResult]:
         """Async :meth:`stream`: chunks as they come, then the result.
 
         Works for sync and async generator tools (a sync generator's steps
@@ -430,8 +474,48 @@ class Dispatcher:
         """
         check_call(call, "astream")
         if not streams(self._core, self._executor, call):
-            return single(partial(self.adispatch, call, context))
+            return areplay(partial(self._astream_one, call, context))
         return stream_async(self._core, call, context)
+
+    # -- progress ------------------------------------------------------------
+
+    def on_progress(
+        self, listener: Callable[[ToolProgress], object]
+    ) -> Callable[[], None]:
+        """Send every call's progress reports to *listener*; return the undo.
+
+        *listener* receives each :class:`ToolProgress` that a tool run by
+        this dispatcher reports with :func:`toolctx.report_progress`, at
+        once and in the thread that reported it (a worker thread for a
+        sync tool under :meth:`adispatch`: hop to your event loop with
+        ``loop.call_soon_threadsafe`` if you need to). Tell calls apart by
+        ``invocation_id`` or ``call_id``. A listener that raises is logged
+        on the ``toolctx`` logger and the call goes on. Calls run by an
+        *executor* in another process report no progress here.
+
+        Example:
+            >>> from toolctx import Registry, ToolCall, report_progress
+            >>> registry = Registry()
+            >>> @registry.tool
+            ... def work() -> str:
+            ...     report_progress(1, 2, "halfway")
+            ...     return "done"
+            >>> dispatcher = Dispatcher(registry)
+            >>> stop = dispatcher.on_progress(lambda p: print(p.message))
+            >>> dispatcher.dispatch(ToolCall("work")).output
+            halfway
+            'done'
+            >>> stop()
+
+        .. versionadded:: 0.2.0
+        """
+        if not callable(cast("object", listener)):
+            msg = (
+                "on_progress() takes a function of one ToolProgress, got "
+                f"{type(listener).__name__}."
+            )
+            raise TypeError(msg)
+        return self._core.listen(listener)
 
 
 def _not_a_call(call: object) -> TypeError:

@@ -23,14 +23,16 @@ from __future__ import annotations
 
 import asyncio
 
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from functools import partial
 from time import perf_counter_ns
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
-from toolctx._records import ToolCall, ToolChunk, ToolResult
+from toolctx._records import ToolCall, ToolChunk, ToolProgress, ToolResult
 from toolctx.context.current import SEAM, get_current
+from toolctx.context.execution import recorder_of
 from toolctx.dispatch import workers
 from toolctx.dispatch.core import Core, Prepared
 from toolctx.dispatch.steps import (
@@ -53,10 +55,58 @@ if TYPE_CHECKING:
     from toolctx.context.session import Session
 
 
+Item = ToolChunk | ToolProgress | ToolResult
+"""What a stream yields."""
+
+
+def collect_progress(core: Core, p: Prepared) -> deque[ToolProgress]:
+    """Keep *p*'s progress reports for its stream, still sent to listeners.
+
+    Reports may come from threads the tool started: a deque's ``append``
+    and ``popleft`` are atomic, so the stream drains it as it goes.
+    """
+    pending: deque[ToolProgress] = deque()
+    recorder = recorder_of(p.ctx)
+    assert recorder is not None  # noqa: S101 - every prepared call has one
+    forward = core.progress
+    if forward is None:
+        recorder.progress = pending.append
+    else:
+
+        def both(report: ToolProgress) -> None:
+            pending.append(report)
+            forward(report)
+
+        recorder.progress = both
+    return pending
+
+
+def drained(pending: deque[ToolProgress]) -> Iterator[ToolProgress]:
+    """The reports kept so far, oldest first, removed as they go."""
+    while pending:
+        yield pending.popleft()
+
+
+def replay(pending: deque[ToolProgress], result: ToolResult) -> Iterator[Item]:
+    """The stream of a call that has run: its progress, then its result."""
+    yield from drained(pending)
+    yield result
+
+
+async def areplay(
+    run: Callable[[], Awaitable[tuple[deque[ToolProgress], ToolResult]]],
+) -> AsyncIterator[Item]:
+    """The async stream of a call that runs when iterated."""
+    pending, result = await run()
+    for report in drained(pending):
+        yield report
+    yield result
+
+
 class _Open:
     """A stream's call once prepared, and the chunks it has handed over."""
 
-    __slots__ = ("chunks", "core", "ended", "p", "session")
+    __slots__ = ("chunks", "core", "ended", "p", "pending", "session")
 
     def __init__(
         self, core: Core, p: Prepared, session: Session | None
@@ -64,6 +114,7 @@ class _Open:
         self.core = core
         self.p = p
         self.session = session
+        self.pending = collect_progress(core, p)
         self.chunks: list[Any] = []
         # Set once the call's one result is being built: nothing else is
         # recorded for it afterwards, whatever happens.
@@ -192,23 +243,11 @@ def check_call(call: object, what: str) -> None:
         raise TypeError(msg)
 
 
-def one(result: ToolResult) -> Iterator[ToolChunk | ToolResult]:
-    """The stream of a tool that does not stream: a generator, closable."""
-    yield result
-
-
-async def single(
-    run: Callable[[], Awaitable[ToolResult]],
-) -> AsyncIterator[ToolChunk | ToolResult]:
-    """The async stream of a tool that does not stream (run when iterated)."""
-    yield await run()
-
-
 def stream_sync(
     core: Core,
     call: ToolCall,
     context: ExecutionContext | Session | None,
-) -> Iterator[ToolChunk | ToolResult]:
+) -> Iterator[Item]:
     """Stream one call of a streaming tool (:meth:`Dispatcher.stream`)."""
     start = perf_counter_ns()
     bound = get_current()
@@ -223,7 +262,7 @@ def _sync_chunks(  # noqa: PLR0917 - the parts of a call
     bound: ExecutionContext | None,
     session: Session | None,
     start: int,
-) -> Iterator[ToolChunk | ToolResult]:
+) -> Iterator[Item]:
     state = _begin(core, call, template, bound, session, start)
     if isinstance(state, ToolResult):
         yield state
@@ -240,6 +279,7 @@ def _sync_chunks(  # noqa: PLR0917 - the parts of a call
             gen = _create(state)
             while True:
                 item = _sync_next(state, ctx, gen, loop)
+                yield from drained(state.pending)
                 if item is _DONE:
                     break
                 yield state.chunk(item)
@@ -253,6 +293,7 @@ def _sync_chunks(  # noqa: PLR0917 - the parts of a call
         raise
     finally:
         _shut(loop)
+    yield from drained(state.pending)
     yield result
 
 
@@ -330,7 +371,7 @@ def stream_async(
     core: Core,
     call: ToolCall,
     context: ExecutionContext | Session | None,
-) -> AsyncIterator[ToolChunk | ToolResult]:
+) -> AsyncIterator[Item]:
     """Stream one call of a streaming tool (:meth:`Dispatcher.astream`)."""
     start = perf_counter_ns()
     bound = get_current()
@@ -345,7 +386,7 @@ async def _async_chunks(  # noqa: PLR0917 - the parts of a call
     bound: ExecutionContext | None,
     session: Session | None,
     start: int,
-) -> AsyncIterator[ToolChunk | ToolResult]:
+) -> AsyncIterator[Item]:
     state = _begin(core, call, template, bound, session, start)
     if isinstance(state, ToolResult):
         yield state
@@ -359,6 +400,8 @@ async def _async_chunks(  # noqa: PLR0917 - the parts of a call
             gen = _create(state)
             while True:
                 item = await step(state, ctx, gen)
+                for report in drained(state.pending):
+                    yield report
                 if item is _DONE:
                     break
                 yield state.chunk(item)
@@ -370,6 +413,8 @@ async def _async_chunks(  # noqa: PLR0917 - the parts of a call
         if not state.ended:
             await _abandon_async(state, gen, stop=exc)
         raise
+    for report in drained(state.pending):
+        yield report
     yield result
 
 

@@ -19,7 +19,12 @@ import attrs
 from toolctx._frozen import freeze_mapping
 from toolctx._records import ToolResult
 from toolctx._types.values import structure_value
-from toolctx.context.codec import check_format, mapping_field
+from toolctx.content import part_to_dict, parts_of
+from toolctx.context.codec import (
+    check_format,
+    content_from_json,
+    mapping_field,
+)
 from toolctx.context.execution import ExecutionContext
 from toolctx.context.keys import known_key
 from toolctx.exceptions import ContextDataError, ToolArgumentsError
@@ -278,9 +283,10 @@ class RemoteOutcome:
 
         .. versionadded:: 0.1.0
         """
-        return {
+        parts = parts_of(self.output)
+        data: dict[str, Any] = {
             "format": OUTCOME_FORMAT,
-            "output": self.output,
+            "output": None if parts is not None else self.output,
             "error": self.error,
             "exception_type": self.exception_type,
             "metadata": self.metadata,
@@ -288,6 +294,9 @@ class RemoteOutcome:
             "worker": self.worker,
             "duration_ns": self.duration_ns,
         }
+        if parts is not None:
+            data["content"] = [part_to_dict(part) for part in parts]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RemoteOutcome:
@@ -312,7 +321,7 @@ class RemoteOutcome:
             msg = f"{what} field 'duration_ns' must be an integer."
             raise ContextDataError(msg)
         return cls(
-            output=data.get("output"),
+            output=content_from_json(data, what),
             error=text["error"],
             exception_type=text["exception_type"],
             metadata=mapping_field(data, "metadata", what),

@@ -22,7 +22,7 @@ from typing import (
 
 from typing_extensions import ParamSpec
 
-from toolctx._records import ToolDefinition
+from toolctx._records import ToolAnnotations, ToolDefinition
 from toolctx.context.current import get_current
 from toolctx.context.execution import ExecutionContext
 from toolctx.context.keys import MISSING, type_name
@@ -88,6 +88,8 @@ class FunctionTool(Generic[P, R]):
         timeout: Seconds before an async dispatch gives up, or None.
         inline: Run this sync tool on the event loop under ``adispatch``
             instead of a worker thread (only for cheap, non-blocking code).
+        title: A short human-readable name for user interfaces, or None.
+        annotations: Hints about the tool's behaviour, or None.
 
     .. versionadded:: 0.1.0
     """
@@ -103,10 +105,13 @@ class FunctionTool(Generic[P, R]):
         requires: Iterable[str] = (),
         timeout: float | None = None,
         inline: bool = False,
+        title: str | None = None,
+        annotations: ToolAnnotations | None = None,
     ) -> None:
         from toolctx._docstrings import parse_docstring
-        from toolctx._types.output import output_step
+        from toolctx._types.output import output_step, to_json
         from toolctx._types.schema import output_schema, parameters_schema
+        from toolctx.content import content_output, may_carry_content
         from toolctx.tools.arguments import ArgumentStructurer
 
         if not callable(cast("object", fn)):
@@ -125,6 +130,17 @@ class FunctionTool(Generic[P, R]):
             raise ValueError(msg)
         self.timeout = timeout
         self.inline = inline
+        self.title = _check_title(title)
+        if annotations is not None and not isinstance(
+            cast("object", annotations), ToolAnnotations
+        ):
+            msg = (
+                "annotations= takes a toolctx.ToolAnnotations, got "
+                f"{type(annotations).__name__}; write annotations="
+                "ToolAnnotations(read_only=True, ...)."
+            )
+            raise TypeError(msg)
+        self.annotations = annotations
         if isinstance(requires, str):
             msg = (
                 f"requires= takes a list of permissions, got the string "
@@ -151,22 +167,33 @@ class FunctionTool(Generic[P, R]):
             _admits_none(hints[name]) for name in ctx_params
         )
         self._params = tuple(params)
+        stream = self.is_stream or self.is_async_stream
+        returns = hints.get("return", MISSING)
+        # A tool whose return names a content part returns parts: no JSON
+        # schema, no JSON check. One that says nothing may return parts.
+        carries = not stream and may_carry_content(returns)
         self._definition = ToolDefinition(
             name=self.name,
             description=self.description,
             parameters=parameters_schema(params, owner=owner),
-            output_schema=output_schema(
-                hints.get("return"),
-                owner=owner,
-                stream=self.is_stream or self.is_async_stream,
+            output_schema=None
+            if carries
+            else output_schema(
+                hints.get("return"), owner=owner, stream=stream
             ),
+            title=self.title,
+            annotations=annotations,
         )
         self._structurer = ArgumentStructurer(params, owner=owner)
-        self._output = output_step(
-            hints.get("return", MISSING),
-            owner=owner,
-            stream=self.is_stream or self.is_async_stream,
-        )
+        if carries:
+            self._output = content_output(to_json)
+        else:
+            step = output_step(returns, owner=owner, stream=stream)
+            self._output = (
+                content_output(step)
+                if not stream and any(returns is x for x in _SAYS_NOTHING)
+                else step
+            )
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the function directly, exactly as if undecorated."""
@@ -227,6 +254,18 @@ async def _unstructure_later(awaitable: Any) -> Any:
     from toolctx.tools.arguments import unstructure_output
 
     return unstructure_output(await awaitable)
+
+
+_SAYS_NOTHING: Final = (MISSING, Any, object)
+
+
+def _check_title(title: object) -> str | None:
+    if title is None:
+        return None
+    if not isinstance(title, str) or not title.strip():
+        msg = f"title= takes a non-empty string, got {title!r:.80}."
+        raise TypeError(msg)
+    return title
 
 
 def _is_context_hint(hint: object) -> bool:
@@ -393,6 +432,8 @@ def tool(
     requires: Iterable[str] = (),
     timeout: float | None = None,
     inline: bool = False,
+    title: str | None = None,
+    annotations: ToolAnnotations | None = None,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(
     fn: Callable[P, R] | None = None,
@@ -403,6 +444,8 @@ def tool(
     requires: Iterable[str] = (),
     timeout: float | None = None,
     inline: bool = False,
+    title: str | None = None,
+    annotations: ToolAnnotations | None = None,
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Make a tool from a sync or async function, bare or with options.
 
@@ -421,6 +464,11 @@ def tool(
         timeout: Seconds an ``adispatch`` of this tool may take.
         inline: Run a sync tool on the event loop under ``adispatch``
             instead of a worker thread. Only for cheap, non-blocking code.
+        title: A short human-readable name for user interfaces (MCP
+            clients show it); the model sees ``name`` and ``description``.
+        annotations: Hints about the tool's behaviour
+            (:class:`~toolctx.ToolAnnotations`: read-only, destructive,
+            idempotent, open-world), for clients; never enforced.
 
     Raises:
         SchemaError: A hint cannot become JSON Schema; names the parameter.
@@ -447,6 +495,8 @@ def tool(
             requires=requires,
             timeout=timeout,
             inline=inline,
+            title=title,
+            annotations=annotations,
         )
 
     if fn is not None:
@@ -517,6 +567,7 @@ class ToolEntry:
 
     def __init__(self, tool: Tool, definition: ToolDefinition) -> None:
         from toolctx._types.output import to_json
+        from toolctx.content import content_output
 
         self.tool = tool
         self.definition = definition
@@ -534,7 +585,9 @@ class ToolEntry:
             tuple(ft.context_parameters) if ft is not None else ()
         )
         step: Callable[[Any], Any] = (
-            ft._output if ft is not None else to_json  # noqa: SLF001
+            ft._output  # noqa: SLF001
+            if ft is not None
+            else content_output(to_json)
         )
         self.chunk = step
         # A streaming tool's chunks go through the step as they come, so

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import logging
 import threading
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -12,7 +13,7 @@ from typing import Any, TypeVar, cast, final, overload
 
 from typing_extensions import ParamSpec
 
-from toolctx._records import ToolDefinition
+from toolctx._records import ToolAnnotations, ToolDefinition
 from toolctx.exceptions import DuplicateToolError, UnknownToolError
 from toolctx.tools.function import (
     FunctionTool,
@@ -25,6 +26,8 @@ from toolctx.tools.protocols import Tool
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+_log = logging.getLogger("toolctx")
 
 
 @final
@@ -52,7 +55,14 @@ class Registry(Mapping[str, Tool]):
     .. versionadded:: 0.1.0
     """
 
-    __slots__ = ("_definitions", "_entries", "_fingerprint", "_lock", "entry")
+    __slots__ = (
+        "_definitions",
+        "_entries",
+        "_fingerprint",
+        "_listeners",
+        "_lock",
+        "entry",
+    )
 
     def __init__(
         self, tools: Iterable[Tool | Callable[..., Any]] = ()
@@ -64,6 +74,7 @@ class Registry(Mapping[str, Tool]):
         self._lock = threading.RLock()
         self._definitions: tuple[ToolDefinition, ...] | None = None
         self._fingerprint: str | None = None
+        self._listeners: tuple[Callable[[], object], ...] = ()
         for t in tools:
             self.register(t)
 
@@ -132,6 +143,7 @@ class Registry(Mapping[str, Tool]):
                 raise DuplicateToolError(name)
             self._entries[name] = entry
             self._changed()
+        self._notify()
         return tool
 
     def unregister(self, name: str) -> Tool:
@@ -147,11 +159,65 @@ class Registry(Mapping[str, Tool]):
             if entry is None:
                 raise UnknownToolError(name, list(self._entries))
             self._changed()
+        self._notify()
         return entry.tool
+
+    def on_change(self, listener: Callable[[], object]) -> Callable[[], None]:
+        """Call *listener* after every change; return what unsubscribes it.
+
+        *listener* is called with no arguments after each ``register`` and
+        ``unregister`` (replacements included), in the thread that made
+        the change, outside the registry's lock (it may read the
+        registry). An exception it raises is logged on the ``toolctx``
+        logger and does not undo the change or stop other listeners. The
+        MCP server uses this to send ``notifications/tools/list_changed``.
+
+        Example:
+            >>> registry = Registry()
+            >>> seen = []
+            >>> stop = registry.on_change(lambda: seen.append(len(registry)))
+            >>> @registry.tool
+            ... def ping() -> str:
+            ...     return "pong"
+            >>> stop()
+            >>> _ = registry.unregister("ping")
+            >>> seen
+            [1]
+
+        .. versionadded:: 0.2.0
+        """
+        if not callable(cast("object", listener)):
+            msg = (
+                "on_change() takes a function of no arguments, got "
+                f"{type(listener).__name__}."
+            )
+            raise TypeError(msg)
+        with self._lock:
+            self._listeners = (*self._listeners, listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                kept = list(self._listeners)
+                if listener in kept:
+                    kept.remove(listener)
+                self._listeners = tuple(kept)
+
+        return unsubscribe
 
     def _changed(self) -> None:
         self._definitions = None
         self._fingerprint = None
+
+    def _notify(self) -> None:
+        for listener in self._listeners:
+            try:
+                listener()
+            except Exception:  # noqa: BLE001  # logged; the change stands
+                _log.exception(
+                    "A Registry.on_change listener (%r) raised; the change "
+                    "stands.",
+                    listener,
+                )
 
     @overload
     def tool(self, fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
@@ -164,6 +230,8 @@ class Registry(Mapping[str, Tool]):
         requires: Iterable[str] = (),
         timeout: float | None = None,
         inline: bool = False,
+        title: str | None = None,
+        annotations: ToolAnnotations | None = None,
         replace: bool = False,
     ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
     def tool(  # type: ignore[misc]  # mypy quirk: ParamSpec overloads on methods
@@ -176,6 +244,8 @@ class Registry(Mapping[str, Tool]):
         requires: Iterable[str] = (),
         timeout: float | None = None,
         inline: bool = False,
+        title: str | None = None,
+        annotations: ToolAnnotations | None = None,
         replace: bool = False,
     ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
         """Like :func:`toolctx.tool`, and register the result here.
@@ -190,6 +260,8 @@ class Registry(Mapping[str, Tool]):
                 requires=requires,
                 timeout=timeout,
                 inline=inline,
+                title=title,
+                annotations=annotations,
             )(f)
             self.register(made, replace=replace)
             return made
