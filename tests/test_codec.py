@@ -256,6 +256,7 @@ class TestSessionSnapshot:
             "metadata": {},
             "values": {},
             "results": [],
+            "pending": [],
         }
         session.next_turn()
         assert snap["turn"] == 0

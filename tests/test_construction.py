@@ -30,7 +30,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolctx import ExecutionContext, ToolResult, _records
+from toolctx import (
+    ApprovalRequest,
+    ExecutionContext,
+    ToolCall,
+    ToolResult,
+    _records,
+)
 from toolctx._frozen import deep_freeze, freeze_mapping
 from toolctx._records import (
     Builders,
@@ -229,6 +235,10 @@ def result_fields() -> dict[str, Any]:
             {"count": 3}, "ToolResult.state_changes"
         ),
         "duration_ns": 1234,
+        "approval": ApprovalRequest(
+            call=ToolCall("delete_file", '{"path": "/x"}', "call-1"),
+            invocation_id="inv-1",
+        ),
     }
 
 
@@ -388,6 +398,12 @@ def test_any_context_is_indistinguishable(  # noqa: PLR0917
                 lambda m: freeze_mapping(m, "ToolResult.state_changes")
             ),
             "duration_ns": st.integers(0, 2**63),
+            "approval": st.none()
+            | st.builds(
+                ApprovalRequest,
+                call=st.builds(ToolCall, st.text(max_size=5)),
+                invocation_id=st.text(max_size=5),
+            ),
         }
     )
 )

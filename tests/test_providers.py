@@ -48,7 +48,7 @@ TOOL_LISTS: dict[str, Callable[[Registry], list[dict[str, Any]]]] = {
     "openai-responses": openai.responses_tools,
     "anthropic": anthropic.tools,
     "gemini": lambda r: [
-        d for t in gemini.tools(r) for d in t["functionDeclarations"]
+        d for t in gemini.tools(r) for d in t["function_declarations"]
     ],
     "mcp": mcp.tools,
 }
@@ -178,7 +178,7 @@ class TestToolLists:
                 or entry.get("function", {}).get("parameters")
                 or entry.get("input_schema")
                 or entry.get("inputSchema")
-                or entry.get("parametersJsonSchema")
+                or entry.get("parameters_json_schema")
             )
             assert isinstance(schema, dict)
             schema["properties"].clear()

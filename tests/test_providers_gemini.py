@@ -91,14 +91,14 @@ GEMINI_KEYWORDS = {
 
 def _declarations(registry: Registry) -> list[dict[str, Any]]:
     [gemini_tool] = provider.tools(registry)
-    declarations = gemini_tool["functionDeclarations"]
+    declarations = gemini_tool["function_declarations"]
     assert isinstance(declarations, list)
     return declarations
 
 
 def _schema(fn: Any) -> dict[str, Any]:
     [declaration] = _declarations(Registry([fn]))
-    schema = declaration["parametersJsonSchema"]
+    schema = declaration["parameters_json_schema"]
     assert isinstance(schema, dict)
     return schema
 
@@ -122,14 +122,14 @@ class TestTools:
     """tools(): one Tool with every function declaration."""
 
     def test_shape(self, registry: Registry) -> None:
-        """Declarations carry name, description and parametersJsonSchema."""
+        """Declarations carry name, description and parameters_json_schema."""
         assert provider.tools(registry) == [
             {
-                "functionDeclarations": [
+                "function_declarations": [
                     {
                         "name": "add",
                         "description": "Add two integers.",
-                        "parametersJsonSchema": {
+                        "parameters_json_schema": {
                             "type": "object",
                             "properties": {
                                 "a": {"type": "integer"},
@@ -145,7 +145,7 @@ class TestTools:
                     {
                         "name": "echo",
                         "description": "Echo the text back.",
-                        "parametersJsonSchema": dict(
+                        "parameters_json_schema": dict(
                             echo.definition().parameters
                         ),
                     },
@@ -174,7 +174,7 @@ class TestTools:
         assert [d.name for d in declarations] == ["add", "echo"]
         assert (
             declarations[1].parameters_json_schema
-            == (entry["functionDeclarations"][1]["parametersJsonSchema"])
+            == (entry["function_declarations"][1]["parameters_json_schema"])
         )
 
 
@@ -416,14 +416,14 @@ class TestResults:
             "role": "user",
             "parts": [
                 {
-                    "functionResponse": {
+                    "function_response": {
                         "name": "add",
                         "response": {"output": 3},
                         "id": "fc_1",
                     }
                 },
                 {
-                    "functionResponse": {
+                    "function_response": {
                         "name": "echo",
                         "response": {"output": {"text": "x"}},
                     }
@@ -435,7 +435,7 @@ class TestResults:
         """An error result answers {"error": message}."""
         result = ToolResult(name="add", is_error=True, error="a missing")
         assert provider.result_part(result) == {
-            "functionResponse": {
+            "function_response": {
                 "name": "add",
                 "response": {"error": "a missing"},
             }
@@ -444,14 +444,14 @@ class TestResults:
     def test_output_with_an_error_key_is_not_an_error(self) -> None:
         """A successful dict output is wrapped, so its keys stay data."""
         result = ToolResult(name="t", output={"error": None, "n": 1})
-        response = provider.result_part(result)["functionResponse"]
+        response = provider.result_part(result)["function_response"]
         assert response["response"] == {"output": {"error": None, "n": 1}}
 
     def test_output_is_a_plain_copy(self) -> None:
         """Mutating the message leaves the result's output alone."""
         output = {"items": [1, 2]}
         message = provider.result_message(ToolResult(name="t", output=output))
-        response = message["parts"][0]["functionResponse"]["response"]
+        response = message["parts"][0]["function_response"]["response"]
         response["output"]["items"].append(3)
         assert output == {"items": [1, 2]}
 
@@ -480,7 +480,5 @@ class TestResults:
         assert [r.name for r in responses if r] == ["add", "echo"]
         assert responses[0] is not None
         assert responses[0].id == "fc_1"
-        dumped = content.model_dump(
-            by_alias=True, exclude_none=True, mode="json"
-        )
+        dumped = content.model_dump(exclude_none=True, mode="json")
         assert json.loads(json.dumps(dumped)) == message

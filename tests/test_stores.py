@@ -193,6 +193,7 @@ class TestSessionCodec:
             "metadata",
             "values",
             "results",
+            "pending",
         }
         assert data["results"][0]["format"] == "toolctx.result/1"
 

@@ -19,6 +19,7 @@ from typing import Any
 import toolctx.diagnostics  # noqa: F401
 
 from toolctx._records import (
+    ApprovalRequest,
     ToolAnnotations,
     ToolCall,
     ToolChunk,
@@ -61,6 +62,7 @@ from toolctx.tools.registry import Registry
 
 
 __all__ = [
+    "ApprovalRequest",
     "ContextExecutor",
     "ContextKey",
     "ContextThreadPoolExecutor",

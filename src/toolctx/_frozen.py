@@ -104,3 +104,12 @@ def freeze_mapping(
 EMPTY_METADATA = freeze_mapping({}, "ExecutionContext.metadata")
 EMPTY_STATE = freeze_mapping({}, "ExecutionContext.state")
 EMPTY_VALUES = freeze_mapping({}, "ExecutionContext.values")
+
+
+def thaw(value: object) -> Any:
+    """Return frozen JSON data as plain JSON data: dicts and lists."""
+    if isinstance(value, Mapping):
+        return {key: thaw(item) for key, item in value.items()}
+    if isinstance(value, (tuple, list, frozenset)):
+        return [thaw(item) for item in value]
+    return value

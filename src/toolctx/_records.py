@@ -7,7 +7,7 @@ import linecache
 import sys
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Generic, ParamSpec, TypeVar, final
+from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, final
 
 import attrs
 
@@ -150,6 +150,129 @@ class ToolCall:
     id: str | None = None
 
 
+NO_CONTEXT: Mapping[str, Any] = freeze_mapping({}, "ApprovalRequest.context")
+"""The context of a request made without one (shared, read-only)."""
+
+APPROVAL_FORMAT: Final = "toolctx.approval/1"
+"""The ``format`` of :meth:`ApprovalRequest.to_dict` data."""
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ApprovalRequest:
+    """A call that waits for a person: everything needed to resume it.
+
+    What dispatching a tool declared ``@tool(needs_approval=...)`` returns
+    on :attr:`ToolResult.approval` instead of running it. JSON-safe
+    through :meth:`to_dict` (store it, show it, send it to the person);
+    :meth:`Dispatcher.resume <toolctx.Dispatcher.resume>` runs the call
+    later, in this process or another, as the same invocation.
+
+    Attributes:
+        call: The call, its arguments decoded and checked (a read-only
+            mapping).
+        invocation_id: The invocation the call will run as.
+        parent_invocation_id: The invocation it was made from, if nested.
+        context: The call's context as JSON data
+            (:meth:`ExecutionContext.to_dict
+            <toolctx.ExecutionContext.to_dict>`): who asked, session,
+            turn, metadata, values; never the scope.
+        tool_fingerprint: A digest of the tool's definition when asked;
+            resuming refuses a request whose tool has changed since.
+        requested_at: When the call was made (UTC, ISO 8601).
+
+    .. versionadded:: 0.2.0
+    """
+
+    call: ToolCall
+    invocation_id: str
+    parent_invocation_id: str | None = None
+    context: Mapping[str, Any] = attrs.field(default=NO_CONTEXT, repr=False)
+    tool_fingerprint: str = ""
+    requested_at: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the request as JSON data (format ``toolctx.approval/1``).
+
+        .. versionadded:: 0.2.0
+        """
+        from toolctx._frozen import thaw
+
+        return {
+            "format": APPROVAL_FORMAT,
+            "call": {
+                "name": self.call.name,
+                "arguments": thaw(self.call.arguments),
+                "id": self.call.id,
+            },
+            "invocation_id": self.invocation_id,
+            "parent_invocation_id": self.parent_invocation_id,
+            "context": thaw(self.context),
+            "tool_fingerprint": self.tool_fingerprint,
+            "requested_at": self.requested_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ApprovalRequest:
+        """Rebuild a request from :meth:`to_dict` output (possibly via JSON).
+
+        Raises:
+            ContextDataError: *data* is not a request of this format; the
+                message names the field.
+
+        .. versionadded:: 0.2.0
+        """
+        from toolctx._frozen import freeze_mapping
+        from toolctx.exceptions import ContextDataError
+
+        what = "ApprovalRequest"
+        if not isinstance(cast("object", data), Mapping) or (
+            data.get("format") != APPROVAL_FORMAT
+        ):
+            msg = (
+                f"{what} data must be a mapping with format "
+                f"{APPROVAL_FORMAT!r} (what ApprovalRequest.to_dict() "
+                "returns)."
+            )
+            raise ContextDataError(msg)
+        call = data.get("call")
+        if not isinstance(call, Mapping):
+            msg = f"{what} field 'call' must be a mapping."
+            raise ContextDataError(msg)
+        fields: dict[str, Any] = {}
+        for source, key, optional in (
+            (call, "name", False),
+            (call, "id", True),
+            (data, "invocation_id", False),
+            (data, "parent_invocation_id", True),
+            (data, "tool_fingerprint", False),
+            (data, "requested_at", False),
+        ):
+            value = source.get(key)
+            if not (isinstance(value, str) or (optional and value is None)):
+                msg = f"{what} field {key!r} must be a string: {value!r:.30}."
+                raise ContextDataError(msg)
+            fields[key] = value
+        arguments, context = call.get("arguments"), data.get("context")
+        if not isinstance(arguments, Mapping) or not isinstance(
+            context, Mapping
+        ):
+            msg = f"{what} fields 'arguments' and 'context' must be mappings."
+            raise ContextDataError(msg)
+        return cls(
+            call=ToolCall(
+                fields["name"],
+                freeze_mapping(arguments, "ApprovalRequest.call.arguments"),
+                fields["id"],
+            ),
+            invocation_id=fields["invocation_id"],
+            parent_invocation_id=fields["parent_invocation_id"],
+            context=freeze_mapping(context, "ApprovalRequest.context"),
+            tool_fingerprint=fields["tool_fingerprint"],
+            requested_at=fields["requested_at"],
+        )
+
+
 @final
 @attrs.frozen(kw_only=True)
 class ToolResult:
@@ -168,8 +291,12 @@ class ToolResult:
         state_changes: Session state changes from
             :func:`toolctx.set_state`, in the order they were made.
         duration_ns: Wall time of the call in nanoseconds.
+        approval: For a call that waits for a person, the
+            :class:`ApprovalRequest` to resume it with (nothing ran:
+            ``output`` is None and ``is_error`` false); else None.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0 ``approval``.
     """
 
     name: str
@@ -186,6 +313,7 @@ class ToolResult:
         default=NO_CHANGES, repr=False
     )
     duration_ns: int = attrs.field(default=0, eq=False)
+    approval: ApprovalRequest | None = None
 
     @property
     def content(self) -> Any:
@@ -519,6 +647,7 @@ def new_result(  # noqa: PLR0917 - hot path, positional on purpose
     metadata: Mapping[str, Any],
     state_changes: Mapping[str, Any],
     duration_ns: int,
+    approval: ApprovalRequest | None,
 ) -> ToolResult:
     """Build a ToolResult from already-frozen parts, skipping ``__init__``.
 
@@ -549,6 +678,7 @@ def frozen_view(result: ToolResult) -> ToolResult:
         _frozen_copy(result.metadata, "A prior result's metadata"),
         _frozen_copy(result.state_changes, "A prior result's state_changes"),
         result.duration_ns,
+        result.approval,
     )
 
 

@@ -18,6 +18,8 @@ builtin base so that code written against the builtin keeps working::
     ├── ToolArgumentsError             (also ValueError)
     ├── ToolOutputError                (also TypeError)
     ├── ToolTimeoutError               (also TimeoutError)
+    ├── ApprovalError                  (also ValueError)
+    ├── ApprovalDenied                 (on a declined call's result)
     └── ToolDenied
         └── PermissionDenied           (toolctx.interceptors.Authorization)
 
@@ -361,6 +363,32 @@ class PermissionDenied(ToolDenied):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.tool_name, self.missing, self.user_id))
+
+
+class ApprovalError(ToolctxError, ValueError):
+    """A :meth:`Dispatcher.resume` that cannot go ahead (a host error).
+
+    Raised when the request was resumed already, when its tool is no
+    longer registered, or when the tool's definition changed since the
+    request was made (the person approved a different call). The message
+    says which; nothing ran.
+
+    .. versionadded:: 0.2.0
+    """
+
+
+class ApprovalDenied(ToolctxError):  # noqa: N818 - reads as what happened
+    """On the error result of a call a person declined.
+
+    Attributes:
+        reason: Why, as the person gave it (or None).
+
+    .. versionadded:: 0.2.0
+    """
+
+    def __init__(self, message: str, reason: str | None) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class SessionStoreError(ToolctxError):

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, cast, final
 
-from toolctx._records import ToolResult, frozen_view
+from toolctx._records import ApprovalRequest, ToolResult, frozen_view
 from toolctx.context.execution import ExecutionContext
 
 
@@ -32,6 +32,9 @@ class Session:
         metadata: Metadata every call of this session carries.
         values: Typed values (by key name) every call carries.
         scope: Runtime-only object for every call (never persisted).
+        results: This turn's results so far.
+        pending: Calls waiting for a person (:class:`ApprovalRequest`),
+            by invocation id.
 
     Example:
         >>> s = Session("s1", user_id="ada", state={"n": 1})
@@ -49,6 +52,7 @@ class Session:
         "agent_id",
         "id",
         "metadata",
+        "pending",
         "results",
         "scope",
         "state",
@@ -69,6 +73,7 @@ class Session:
         values: Mapping[str, object] | None = None,
         scope: object | None = None,
         results: Iterable[ToolResult] = (),
+        pending: Iterable[ApprovalRequest] = (),
     ) -> None:
         if not isinstance(cast("object", id), str) or not id:
             msg = f"Session id must be a non-empty str, got {id!r}."
@@ -82,6 +87,9 @@ class Session:
         self.values: dict[str, object] = dict(values or {})
         self.scope = scope
         self.results: list[ToolResult] = list(results)
+        self.pending: dict[str, ApprovalRequest] = {
+            request.invocation_id: request for request in pending
+        }
         self._lock = threading.Lock()
         self._views: dict[int, tuple[ToolResult, ToolResult]] = {}
 
@@ -89,7 +97,7 @@ class Session:
         return (
             f"Session(id={self.id!r}, user_id={self.user_id!r}, "
             f"turn={self.turn}, state_keys={sorted(self.state)!r}, "
-            f"results={len(self.results)})"
+            f"results={len(self.results)}, pending={len(self.pending)})"
         )
 
     def __eq__(self, other: object) -> bool:
@@ -104,6 +112,7 @@ class Session:
             and self.metadata == other.metadata
             and self.values == other.values
             and self.results == other.results
+            and self.pending == other.pending
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -143,7 +152,8 @@ class Session:
         """A consistent copy of the session's fields, taken under its lock.
 
         ``id``, ``user_id``, ``turn``, ``agent_id``, and copies of
-        ``state``, ``metadata``, ``values`` and ``results``, all from one
+        ``state``, ``metadata``, ``values``, ``results`` and ``pending``
+        (a list), all from one
         moment even while other threads record results; never the scope.
 
         .. versionadded:: 0.1.0
@@ -158,6 +168,7 @@ class Session:
                 "metadata": dict(self.metadata),
                 "values": dict(self.values),
                 "results": list(self.results),
+                "pending": list(self.pending.values()),
             }
 
     def _view(self, result: ToolResult) -> ToolResult:
@@ -172,11 +183,29 @@ class Session:
     def record(self, result: ToolResult) -> None:
         """Append *result* to this turn and apply its state changes.
 
-        A failed call (``is_error``) changes no state.
+        A failed call (``is_error``) changes no state. A call waiting for
+        a person (``result.approval``) goes to :attr:`pending` instead,
+        until it is resumed.
 
         .. versionadded:: 0.1.0
         """
         with self._lock:
+            if result.approval is not None:
+                self.pending[result.approval.invocation_id] = result.approval
+                return
             self.results.append(result)
             if not result.is_error and result.state_changes:
                 self.state.update(result.state_changes)
+
+    def resolve(self, invocation_id: str) -> ApprovalRequest | None:
+        """Take the pending call *invocation_id* off :attr:`pending`.
+
+        Returns it, or None if it is not pending (resumed already, or never
+        made in this session). :meth:`Dispatcher.resume
+        <toolctx.Dispatcher.resume>` calls this, so that a call is resumed
+        once however many threads or processes try.
+
+        .. versionadded:: 0.2.0
+        """
+        with self._lock:
+            return self.pending.pop(invocation_id, None)

@@ -35,6 +35,7 @@ from toolctx.context.execution import (
     derive_call_context,
     recorder_of,
 )
+from toolctx.dispatch.approvals import pending
 from toolctx.dispatch.steps import (
     Failure,
     bad_arguments,
@@ -162,21 +163,26 @@ class Core:
 
     # -- before the body -----------------------------------------------------
 
-    def prepare(  # noqa: C901 - one straight line of steps
+    def prepare(  # noqa: C901, PLR0912 - the hot path, in one frame
         self,
         call: ToolCall,
         template: ExecutionContext,
         bound: ExecutionContext | None,
         start: int,
+        resumed: str | None = None,
     ) -> Prepared | ToolResult:
-        """Everything before the body runs; the result if it cannot run."""
+        """Everything before the body runs; the result if it cannot run.
+
+        *resumed*: the invocation id of an approved call being resumed
+        (it runs as that invocation, and is not held for approval again).
+        """
         recorder = CallRecorder()
         progress = self.progress
         if progress is not None:
             recorder.progress = progress
         ctx = derive_call_context(
             template,
-            new_invocation_id(),
+            new_invocation_id() if resumed is None else resumed,
             call.name,
             call.id,
             bound.invocation_id
@@ -184,13 +190,17 @@ class Core:
             else template.parent_invocation_id,
             recorder,
         )
+        entry = self.entries(call.name)
+        if entry is not None and entry.approval is not None and not resumed:
+            held = self.held(call, ctx, entry, start)
+            if held is not None:
+                return held
         ran = 0
         if self.interceptors:
             ctx, ran, refused = self.before(call, ctx, start)
             if refused is not None:
                 return self.after(call, ctx, ran, refused)
         try:
-            entry = self.entries(call.name)
             if entry is None:
                 failure = unknown_tool(call, self.names())
             else:
@@ -217,6 +227,23 @@ class Core:
         return self.end(
             call, ctx, ran, error_result(call, ctx, failure, start)
         )
+
+    def held(
+        self,
+        call: ToolCall,
+        ctx: ExecutionContext,
+        entry: ToolEntry,
+        start: int,
+    ) -> ToolResult | None:
+        """The pending result of a call that waits for a person, or None.
+
+        A tool's approval check that raises fails the call like the tool
+        raising would (no interceptor has run).
+        """
+        try:
+            return pending(call, ctx, entry, self.limits, start)
+        except BaseException as exc:  # noqa: BLE001 - failure re-raises
+            return error_result(call, ctx, self.failure(call, exc), start)
 
     # -- after the body ------------------------------------------------------
 

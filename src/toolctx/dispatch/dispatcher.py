@@ -26,6 +26,7 @@ from time import perf_counter_ns
 from typing import cast, final
 
 from toolctx._records import (
+    ApprovalRequest,
     ToolCall,
     ToolChunk,
     ToolProgress,
@@ -36,6 +37,12 @@ from toolctx._types.decode import ArgumentLimits
 from toolctx.context.current import get_current
 from toolctx.context.execution import ExecutionContext, with_prior_results
 from toolctx.context.session import Session
+from toolctx.dispatch.approvals import (
+    Claims,
+    check_request,
+    denied_result,
+    resumed_template,
+)
 from toolctx.dispatch.core import Core, Prepared
 from toolctx.dispatch.run import run_async, run_sync
 from toolctx.dispatch.steps import resolve_template
@@ -106,6 +113,7 @@ class Dispatcher:
     """
 
     __slots__ = (
+        "_claims",
         "_core",
         "_default_timeout",
         "_executor",
@@ -170,6 +178,7 @@ class Dispatcher:
                 raise ValueError(msg)
         self._executor = executor
         self._scope_loader = scope_loader
+        self._claims = Claims()
         self._core = Core(
             registry.entry,
             partial(list, registry),
@@ -209,6 +218,22 @@ class Dispatcher:
         .. versionadded:: 0.1.0
         """
         return self._core.detail
+
+    @property
+    def max_argument_size(self) -> int:
+        """Most characters (or bytes) of argument text a call may carry.
+
+        .. versionadded:: 0.2.0
+        """
+        return self._core.limits.max_size
+
+    @property
+    def max_argument_depth(self) -> int:
+        """Deepest nesting of arrays and objects in a call's arguments.
+
+        .. versionadded:: 0.2.0
+        """
+        return self._core.limits.max_depth
 
     def __repr__(self) -> str:
         return (
@@ -476,6 +501,106 @@ class Dispatcher:
         if not streams(self._core, self._executor, call):
             return areplay(partial(self._astream_one, call, context))
         return stream_async(self._core, call, context)
+
+    # -- approvals -----------------------------------------------------------
+
+    def resume(
+        self,
+        request: ApprovalRequest,
+        *,
+        approved: bool,
+        reason: str | None = None,
+        context: ExecutionContext | Session | None = None,
+    ) -> ToolResult:
+        """Run (or decline) a call that waited for a person.
+
+        *request* is a pending result's ``approval``, possibly rebuilt with
+        :meth:`ApprovalRequest.from_dict` in another process after a
+        restart. Approved, the call runs now as the same invocation (same
+        invocation id and lineage) with its stored context plus the scope
+        of *context*; interceptors, timeouts and the session apply as for
+        any call, and see it this once. Declined, nothing runs: the result
+        is an error telling the model a person declined (with *reason*),
+        with :class:`~toolctx.exceptions.ApprovalDenied` on
+        ``exception``. With a :class:`Session` as *context*, the request
+        is taken off its ``pending`` and the result recorded there.
+
+        Args:
+            request: The :class:`ApprovalRequest` to resume.
+            approved: The person's decision.
+            reason: Why, for the model (declined calls; cut at 500
+                characters).
+            context: Where the scope comes from now: a template or the
+                session the call belongs to.
+
+        Raises:
+            ApprovalError: The request was resumed already (in this
+                dispatcher, or it is no longer pending in *context*'s
+                session), or its tool is not registered or has changed
+                since the request was made. Nothing ran.
+            TypeError: *request*, *approved* or *context* has the wrong
+                type.
+
+        Example:
+            >>> from toolctx import Registry, ToolCall
+            >>> registry = Registry()
+            >>> @registry.tool(needs_approval=True)
+            ... def send(to: str) -> str:
+            ...     return f"sent to {to}"
+            >>> dispatcher = Dispatcher(registry)
+            >>> held = dispatcher.dispatch(ToolCall("send", {"to": "ada"}))
+            >>> held.approval is not None, held.output
+            (True, None)
+            >>> done = dispatcher.resume(held.approval, approved=True)
+            >>> done.output, done.invocation_id == held.invocation_id
+            ('sent to ada', True)
+
+        .. versionadded:: 0.2.0
+        """
+        p, session = self._resumed(request, approved, reason, context)
+        return self._run(p, session)
+
+    async def aresume(
+        self,
+        request: ApprovalRequest,
+        *,
+        approved: bool,
+        reason: str | None = None,
+        context: ExecutionContext | Session | None = None,
+    ) -> ToolResult:
+        """:meth:`resume` from async code (the call runs as ``adispatch``).
+
+        .. versionadded:: 0.2.0
+        """
+        p, session = self._resumed(request, approved, reason, context)
+        return await self._arun_prepared(p, session)
+
+    def _resumed(
+        self,
+        request: ApprovalRequest,
+        approved: bool,
+        reason: str | None,
+        context: ExecutionContext | Session | None,
+    ) -> tuple[Prepared | ToolResult, Session | None]:
+        start = perf_counter_ns()
+        entry = (
+            self.registry.entry(request.call.name)
+            if isinstance(cast("object", request), ApprovalRequest)
+            else None
+        )
+        request = check_request(request, entry, approved)
+        if reason is not None and not isinstance(cast("object", reason), str):
+            msg = f"resume() reason= must be a string, got {reason!r:.40}."
+            raise TypeError(msg)
+        template = resumed_template(request, context)
+        session = context if isinstance(context, Session) else None
+        self._claims.claim(request, session)
+        if not approved:
+            return denied_result(request, reason), session
+        resumed = self._core.prepare(
+            request.call, template, None, start, request.invocation_id
+        )
+        return resumed, session
 
     # -- progress ------------------------------------------------------------
 

@@ -379,6 +379,7 @@ def ok_result(
         metadata,
         changes,
         perf_counter_ns() - start,
+        None,
     )
 
 
@@ -409,6 +410,7 @@ def error_result(
         metadata,
         NO_CHANGES,
         perf_counter_ns() - start,
+        None,
     )
 
 

@@ -50,21 +50,6 @@ def as_list(value: object, what: str, provider: str) -> list[Any]:
     raise ProviderPayloadError(msg, provider=provider)
 
 
-def expect_keys(
-    data: Mapping[str, Any], keys: tuple[str, ...], what: str, provider: str
-) -> None:
-    """Raise unless *data* has one of *keys* (so a wrong payload is loud)."""
-    if any(key in data for key in keys):
-        return
-    shown = ", ".join(repr(k) for k in list(data)[:10]) or "none"
-    msg = (
-        f"Expected {what}, with one of the keys "
-        f"{', '.join(repr(k) for k in keys)}; got a dict with the keys "
-        f"{shown}. Is this another API's payload?"
-    )
-    raise ProviderPayloadError(msg, provider=provider)
-
-
 def first(data: Mapping[str, Any], *keys: str) -> Any:
     """The value of the first of *keys* present in *data* and not None."""
     for key in keys:
@@ -101,3 +86,21 @@ def make_call(
         args = json.dumps(load(arguments), default=repr)
     ident = None if call_id is None else str(call_id)
     return ToolCall(name, args, ident)
+
+
+def keys_shown(data: Mapping[str, Any]) -> str:
+    """The first keys of *data*, for an error message."""
+    return ", ".join(repr(k) for k in list(data)[:10]) or "none"
+
+
+def unknown_dict(data: Mapping[str, Any]) -> str:
+    """How a refusal names a dict of no known shape."""
+    return f"a dict with the keys {keys_shown(data)} (another API's payload?)"
+
+
+def refuse(
+    function: str, got: str, expected: str, provider: str
+) -> ProviderPayloadError:
+    """A ProviderPayloadError saying what was passed and what to pass."""
+    msg = f"{function}() got {got}. Pass {expected}."
+    return ProviderPayloadError(msg, provider=provider)

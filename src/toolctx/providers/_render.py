@@ -5,17 +5,28 @@ Rendering reads exactly four fields of a :class:`~toolctx.ToolResult`:
 host-only fields (``metadata``, ``state_changes``, ``exception``) and
 anything from the context's ``scope`` are never read, so they cannot leak
 into a message.
+
+A content output (a tuple of :mod:`toolctx.content` parts) is rendered by
+each provider in its native form; where a format carries text only, each
+part that is not text becomes a short :func:`notice` saying what it was
+and how to send it instead.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from toolctx._records import ToolResult
+from toolctx.content import Audio, File, Image, Part, Text, parts_of
 from toolctx.exceptions import ProviderPayloadError
+
+
+TEXT_ONLY: Final = "this API's tool messages carry text only"
+"""Why a text-only format (Chat Completions) cannot carry a part."""
 
 
 def check_result(result: object, function: str) -> ToolResult:
@@ -26,7 +37,20 @@ def check_result(result: object, function: str) -> ToolResult:
             f"Dispatcher.dispatch returns), got {type(result).__name__}."
         )
         raise TypeError(msg)
+    check_not_pending(result, function)
     return result
+
+
+def check_not_pending(result: ToolResult, function: str) -> None:
+    """Refuse a result still waiting for approval: nothing ran yet."""
+    if result.approval is not None:
+        msg = (
+            f"{function}(): the call of tool {result.name!r} is waiting "
+            "for approval (result.approval is set), so there is no result "
+            "to send yet. Ask for approval, then send the result of "
+            "dispatcher.resume(result.approval, approved=...)."
+        )
+        raise ValueError(msg)
 
 
 def check_turn_results(results: object, empty: str) -> list[ToolResult]:
@@ -61,17 +85,69 @@ def content_text(result: ToolResult) -> str:
 
     The error message for an error result; otherwise the output itself
     when it is a ``str``, else the output as compact JSON (non-ASCII kept).
+    A content output gives its text parts, one per line, with a
+    :func:`notice` in place of each image, audio or file part.
 
     Raises:
         TypeError: The output is not JSON data (a host bug: the dispatcher
             only produces JSON-safe outputs).
     """
+    check_not_pending(result, "content_text")
     if result.is_error:
         return error_text(result)
     output = result.output
     if isinstance(output, str):
         return output
+    parts = parts_of(output)
+    if parts is not None:
+        return "\n".join(
+            part.text if isinstance(part, Text) else notice(part, TEXT_ONLY)
+            for part in parts
+        )
     return compact_json(output, result.name)
+
+
+def content_parts(result: ToolResult) -> tuple[Part, ...] | None:
+    """The parts of a successful content result, else None."""
+    if result.is_error:
+        return None
+    return parts_of(result.output)
+
+
+def describe(part: Image | Audio | File) -> str:
+    """``image image/png, 12,345 bytes`` (a file's name included)."""
+    if isinstance(part, File):
+        kind = f"file {part.name!r}" if part.name else "file"
+    else:
+        kind = "image" if isinstance(part, Image) else "audio"
+    return f"{kind} {part.mime_type}, {len(part.data):,} bytes"
+
+
+def notice(part: Image | Audio | File, why: str) -> str:
+    """The text sent instead of a part a format cannot carry.
+
+    ``[image image/png, 12,345 bytes: <why>; send it in a user message,
+    see toolctx docs 'Content']`` -- bounded, and without the data.
+    """
+    return (
+        f"[{describe(part)}: {why}; send it in a user message, see "
+        "toolctx docs 'Content']"
+    )
+
+
+def b64(part: Image | Audio | File) -> str:
+    """The part's bytes as standard base64 text."""
+    return base64.b64encode(part.data).decode("ascii")
+
+
+def data_url(part: Image | Audio | File) -> str:
+    """The part as a ``data:`` URL (``data:image/png;base64,...``)."""
+    return f"data:{part.mime_type};base64,{b64(part)}"
+
+
+def file_name(part: File, index: int) -> str:
+    """The part's name, or ``part-<index>`` with no name given."""
+    return part.name or f"part-{index}"
 
 
 def error_text(result: ToolResult) -> str:
@@ -79,12 +155,17 @@ def error_text(result: ToolResult) -> str:
     return result.error or f"Tool {result.name!r} failed."
 
 
+_COMPACT: Final = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False
+).encode
+"""One encoder for every rendering (``json.dumps`` with options builds
+a new one per call)."""
+
+
 def compact_json(value: object, tool_name: str) -> str:
     """*value* as compact JSON text, with a clear error if it is not JSON."""
     try:
-        return json.dumps(
-            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-        )
+        return _COMPACT(value)
     except (TypeError, ValueError) as exc:
         msg = (
             f"The output of tool {tool_name!r} is not JSON data ({exc}). "

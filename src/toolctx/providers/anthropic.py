@@ -7,7 +7,10 @@ reads the ``tool_use`` blocks of a response, and :func:`result_message` /
 turn in a single user message, in any order, so use
 :func:`results_message` for parallel calls. Plain dicts and the
 ``anthropic`` package's objects are both accepted; the package is never
-imported.
+imported. The values returned are TypedDicts mirroring the SDK's params
+(:class:`ToolParam`, :class:`ToolResultBlockParam`,
+:class:`UserMessageParam`), so they type-check as the SDK's arguments
+without a cast.
 
 Example:
     >>> from toolctx import Dispatcher, Registry
@@ -39,20 +42,36 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from toolctx._records import ToolCall, ToolResult
+from toolctx.content import File, Image, Part, Text
+from toolctx.providers._anthropic_params import (
+    Base64Source,
+    DocumentBlock,
+    ImageBlock,
+    InputSchemaTyped,
+    TextBlock,
+    ToolParam,
+    ToolResultBlockParam,
+    UserMessageParam,
+)
 from toolctx.providers._payload import (
     as_list,
     as_mapping,
-    expect_keys,
+    keys_shown,
     load,
     make_call,
+    refuse,
+    unknown_dict,
 )
 from toolctx.providers._render import (
+    b64,
     check_result,
     check_turn_results,
+    content_parts,
     content_text,
+    notice,
     plain,
     require_call_id,
 )
@@ -60,6 +79,14 @@ from toolctx.tools.registry import Registry
 
 
 __all__ = [
+    "Base64Source",
+    "DocumentBlock",
+    "ImageBlock",
+    "InputSchemaTyped",
+    "TextBlock",
+    "ToolParam",
+    "ToolResultBlockParam",
+    "UserMessageParam",
     "parse_calls",
     "result_block",
     "result_message",
@@ -68,9 +95,27 @@ __all__ = [
 ]
 
 _PROVIDER = "anthropic"
+_INPUT: Final = (
+    "a Message (the response), its content block list or one tool_use "
+    "block (dicts or anthropic objects)"
+)
+# The image types Anthropic reads in an image block.
+_IMAGES: Final = frozenset(
+    {"image/jpeg", "image/png", "image/gif", "image/webp"}
+)
+_STREAM_EVENTS: Final = frozenset(
+    {
+        "message_start",
+        "message_delta",
+        "message_stop",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+    }
+)
 
 
-def tools(registry: Registry) -> list[dict[str, Any]]:
+def tools(registry: Registry) -> list[ToolParam]:
     """Return the Messages API ``tools`` list, in registration order.
 
     Each entry is ``{"name", "description", "input_schema"}``, a fresh
@@ -78,6 +123,7 @@ def tools(registry: Registry) -> list[dict[str, Any]]:
     to cache the tool definitions.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0 Typed as the SDK's ``ToolParam``.
     """
     return [
         {
@@ -94,8 +140,9 @@ def parse_calls(payload: object) -> list[ToolCall]:
 
     Args:
         payload: A whole ``Message`` response or an assistant message
-            (a dict with ``content``), or the ``content`` block list
-            itself; plain dicts or the ``anthropic`` package's objects.
+            (a dict with ``content``), the ``content`` block list itself
+            or one ``tool_use`` block; plain dicts or the ``anthropic``
+            package's objects.
 
     Returns:
         One :class:`~toolctx.ToolCall` per ``tool_use`` block, with ``id``
@@ -104,22 +151,33 @@ def parse_calls(payload: object) -> list[ToolCall]:
         ``content`` gives ``[]``.
 
     Raises:
-        ProviderPayloadError: The payload is not a message or a block
-            list, or a ``tool_use`` block has no name.
+        ProviderPayloadError: The payload is none of those (a stream
+            event, a list of messages, another API's payload): the message
+            says what to pass; or a ``tool_use`` block has no name.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0 Also a single ``tool_use`` block; anything
+       else is refused, never read as ``[]``.
     """
     data = load(payload)
     if isinstance(data, Mapping):
-        expect_keys(data, ("content",), "a Message", _PROVIDER)
-        data = data["content"]
+        data = _blocks_of(data)
         if isinstance(data, str):
             return []
-    blocks = as_list(data, "a Message or its content blocks", _PROVIDER)
+    blocks = as_list(data, _INPUT, _PROVIDER)
     calls: list[ToolCall] = []
     for index, raw in enumerate(blocks):
         block = as_mapping(raw, f"content[{index}]", _PROVIDER)
-        if block.get("type") != "tool_use":
+        kind = block.get("type")
+        if kind is None or "role" in block:
+            got = (
+                "a list of messages"
+                if "role" in block
+                else f"content[{index}] without a 'type' (keys "
+                f"{keys_shown(block)})"
+            )
+            raise refuse("parse_calls", got, _INPUT, _PROVIDER)
+        if kind != "tool_use":
             continue
         calls.append(
             make_call(
@@ -133,34 +191,105 @@ def parse_calls(payload: object) -> list[ToolCall]:
     return calls
 
 
-def result_block(result: ToolResult) -> dict[str, Any]:
+def _blocks_of(data: Mapping[str, Any]) -> object:
+    """The content of a message, or the one block given."""
+    kind = data.get("type")
+    if kind == "tool_use":
+        return [data]
+    if "content" in data and (kind in {None, "message"} or "role" in data):
+        return data["content"]
+    if kind in _STREAM_EVENTS:
+        got = f"a stream event ({kind!r}); its tool input arrives in pieces"
+        expected = (
+            "the final message: with the SDK's stream helper, "
+            "stream.get_final_message()"
+        )
+    else:
+        got = unknown_dict(data)
+        expected = _INPUT
+    raise refuse("parse_calls", got, expected, _PROVIDER)
+
+
+def result_block(result: ToolResult) -> ToolResultBlockParam:
     """Return the ``tool_result`` content block answering one call.
 
     ``{"type": "tool_result", "tool_use_id", "content": text}`` plus
     ``"is_error": true`` for an error result; *text* is the error message,
     or the output (a ``str`` as is, anything else as compact JSON).
-    Host-only fields never appear.
+    For a content result ``content`` is a block list: ``text`` blocks,
+    ``image`` blocks (JPEG, PNG, GIF, WebP) and ``document`` blocks (PDF,
+    and UTF-8 ``text/*`` files as plain text), and a text notice for what
+    Anthropic cannot take (audio, other files). Host-only fields never
+    appear.
 
     Raises:
         ProviderPayloadError: The result has no ``call_id``.
         TypeError: *result* is not a :class:`~toolctx.ToolResult`.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0 Typed as the SDK's ``ToolResultBlockParam``;
+       content results as image and document blocks.
     """
     result = check_result(result, "result_block")
-    block: dict[str, Any] = {
+    block: ToolResultBlockParam = {
         "type": "tool_result",
         "tool_use_id": require_call_id(
             result, provider=_PROVIDER, field="tool_use_id"
         ),
-        "content": content_text(result),
     }
+    parts = content_parts(result)
+    if parts is None:
+        block["content"] = content_text(result)
+    else:
+        block["content"] = [_content_block(p) for p in parts]
     if result.is_error:
         block["is_error"] = True
     return block
 
 
-def result_message(result: ToolResult) -> dict[str, Any]:
+def _content_block(part: Part) -> TextBlock | ImageBlock | DocumentBlock:
+    """One block of a tool result's content."""
+    if isinstance(part, Text):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, Image):
+        if part.mime_type in _IMAGES:
+            source: Base64Source = {
+                "type": "base64",
+                "media_type": part.mime_type,
+                "data": b64(part),
+            }
+            return {"type": "image", "source": source}
+        why = "Anthropic takes JPEG, PNG, GIF and WebP images"
+    elif isinstance(part, File):
+        document = _document(part)
+        if document is not None:
+            return document
+        why = "Anthropic documents are PDF or UTF-8 text"
+    else:
+        why = "Anthropic tool results carry no audio"
+    return {"type": "text", "text": notice(part, why)}
+
+
+def _document(part: File) -> DocumentBlock | None:
+    """A document block for a PDF or a text file, else None."""
+    mime = part.mime_type.split(";", 1)[0].strip().lower()
+    if mime == "application/pdf":
+        source = {"type": "base64", "media_type": mime, "data": b64(part)}
+    elif mime.startswith("text/"):
+        try:
+            text = part.data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        source = {"type": "text", "media_type": "text/plain", "data": text}
+    else:
+        return None
+    block: DocumentBlock = {"type": "document", "source": source}
+    if part.name:
+        block["title"] = part.name
+    return block
+
+
+def result_message(result: ToolResult) -> UserMessageParam:
     """Return a ``user`` message carrying one ``tool_result`` block.
 
     When the assistant made several calls in one turn, send
@@ -171,11 +300,12 @@ def result_message(result: ToolResult) -> dict[str, Any]:
         ProviderPayloadError: The result has no ``call_id``.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0 Typed as the SDK's ``MessageParam``.
     """
     return results_message([result])
 
 
-def results_message(results: Iterable[ToolResult]) -> dict[str, Any]:
+def results_message(results: Iterable[ToolResult]) -> UserMessageParam:
     """Return one ``user`` message with a ``tool_result`` block per result.
 
     Blocks follow the order of *results* (as
@@ -189,6 +319,7 @@ def results_message(results: Iterable[ToolResult]) -> dict[str, Any]:
         TypeError: An item is not a :class:`~toolctx.ToolResult`.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0 Typed as the SDK's ``MessageParam``.
     """
     checked = check_turn_results(
         results, "Anthropic rejects a user message without content."

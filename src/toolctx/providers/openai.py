@@ -11,7 +11,11 @@ Responses API
 
 Both accept plain dicts shaped as the API documents them and the
 ``openai`` package's response objects; the package itself is never
-imported. With ``strict=True`` each tool's schema is rewritten for
+imported. The values returned are TypedDicts mirroring the SDK's request
+params (:class:`ChatCompletionFunctionToolParam`,
+:class:`ChatCompletionToolMessageParam`, :class:`FunctionToolParam`,
+:class:`FunctionCallOutput`), so they type-check as the SDK's arguments
+without a cast. With ``strict=True`` each tool's schema is rewritten for
 Structured Outputs' strict mode: every property becomes required (the
 model then always sends a value; a default is named in the description),
 and schemas strict mode cannot express raise
@@ -45,20 +49,36 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from toolctx._records import ToolCall, ToolDefinition, ToolResult
+from toolctx.content import Audio, File, Image, Text
 from toolctx.providers._dialects import openai_strict
+from toolctx.providers._openai_params import (
+    ChatCompletionFunctionToolParam,
+    ChatCompletionToolMessageParam,
+    FunctionCallOutput,
+    FunctionDefinition,
+    FunctionToolParam,
+    InputFilePart,
+    InputImagePart,
+    InputTextPart,
+)
 from toolctx.providers._payload import (
     as_list,
     as_mapping,
-    expect_keys,
+    keys_shown,
     load,
     make_call,
+    refuse,
+    unknown_dict,
 )
 from toolctx.providers._render import (
     check_result,
+    content_parts,
     content_text,
+    data_url,
+    notice,
     plain,
     require_call_id,
 )
@@ -66,6 +86,14 @@ from toolctx.tools.registry import Registry
 
 
 __all__ = [
+    "ChatCompletionFunctionToolParam",
+    "ChatCompletionToolMessageParam",
+    "FunctionCallOutput",
+    "FunctionDefinition",
+    "FunctionToolParam",
+    "InputFilePart",
+    "InputImagePart",
+    "InputTextPart",
     "parse_calls",
     "parse_responses_calls",
     "responses_result_item",
@@ -75,6 +103,18 @@ __all__ = [
 ]
 
 _PROVIDER = "openai"
+_CHAT_INPUT: Final = (
+    "a ChatCompletion, one of its choices, its message, the message's "
+    "tool_calls list or one tool call (dicts or openai objects)"
+)
+_RESPONSES_INPUT: Final = (
+    "a Responses API Response, its output list or one function_call item "
+    "(dicts or openai objects)"
+)
+# The image types the Responses API reads in an input_image part.
+_RESPONSES_IMAGES: Final = frozenset(
+    {"image/png", "image/jpeg", "image/webp", "image/gif"}
+)
 
 
 def _parameters(definition: ToolDefinition, *, strict: bool) -> Any:
@@ -87,7 +127,9 @@ def _parameters(definition: ToolDefinition, *, strict: bool) -> Any:
 # -- Chat Completions --------------------------------------------------------
 
 
-def tools(registry: Registry, *, strict: bool = False) -> list[dict[str, Any]]:
+def tools(
+    registry: Registry, *, strict: bool = False
+) -> list[ChatCompletionFunctionToolParam]:
     """Return the Chat Completions ``tools`` list, in registration order.
 
     Each entry is ``{"type": "function", "function": {"name",
@@ -107,10 +149,11 @@ def tools(registry: Registry, *, strict: bool = False) -> list[dict[str, Any]]:
             the message names the tool and the place.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0 Typed as the SDK's ``ChatCompletionToolParam``.
     """
-    entries: list[dict[str, Any]] = []
+    entries: list[ChatCompletionFunctionToolParam] = []
     for definition in registry.definitions():
-        function: dict[str, Any] = {
+        function: FunctionDefinition = {
             "name": definition.name,
             "description": definition.description,
             "parameters": _parameters(definition, strict=strict),
@@ -125,11 +168,12 @@ def parse_calls(payload: object) -> list[ToolCall]:
     """Return the function calls of a Chat Completions response, in order.
 
     Args:
-        payload: A whole ``ChatCompletion`` (``choices[0].message`` is
-            read), an assistant message (a dict with ``tool_calls``), or
-            the ``tool_calls`` list itself; plain dicts or the ``openai``
-            package's objects. Each call's ``arguments`` JSON text is kept
-            as is: the dispatcher validates it.
+        payload: A whole ``ChatCompletion`` (``choices[0]`` is read), a
+            choice, the assistant message (a dict with ``tool_calls``),
+            the ``tool_calls`` list itself or a single tool call; plain
+            dicts or the ``openai`` package's objects. Each call's
+            ``arguments`` JSON text is kept as is: the dispatcher
+            validates it.
 
     Returns:
         One :class:`~toolctx.ToolCall` per ``function`` tool call, with
@@ -137,42 +181,91 @@ def parse_calls(payload: object) -> list[ToolCall]:
         tools) are skipped. A message without tool calls gives ``[]``.
 
     Raises:
-        ProviderPayloadError: The payload is not shaped like a completion,
-            a message or a list of tool calls, or a call has no name.
+        ProviderPayloadError: The payload is none of those (a streamed
+            chunk, a Responses API response...): the message says what to
+            pass; or a call has no name.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0 Also a choice, a list of choices and a single
+       tool call; anything else is refused, never read as ``[]``.
     """
     data = load(payload)
     if isinstance(data, Mapping):
-        expect_keys(
-            data,
-            ("choices", "tool_calls", "role"),
-            "a ChatCompletion or an assistant message (for the Responses "
-            "API use parse_responses_calls())",
-            _PROVIDER,
-        )
-        if "choices" in data:
-            choices = as_list(data["choices"], "'choices'", _PROVIDER)
-            if not choices:
-                return []
-            choice = as_mapping(choices[0], "choices[0]", _PROVIDER)
-            data = as_mapping(
-                choice.get("message"), "choices[0].message", _PROVIDER
-            )
-        items = as_list(
+        return _tool_calls(_chat_items(data))
+    items = as_list(data, _CHAT_INPUT, _PROVIDER)
+    if items:
+        first_item = load(items[0])
+        if isinstance(first_item, Mapping) and (
+            "message" in first_item or "delta" in first_item
+        ):
+            return _tool_calls(_chat_items(first_item))  # completion.choices
+    return _tool_calls(items)
+
+
+def _chat_items(data: Mapping[str, Any]) -> list[Any]:
+    """The tool call list of a completion, choice, message or call."""
+    if "choices" in data:
+        if data.get("object") == "chat.completion.chunk":
+            raise _chunk()
+        choices = as_list(data["choices"], "'choices'", _PROVIDER)
+        if not choices:
+            return []
+        data = as_mapping(choices[0], "choices[0]", _PROVIDER)
+    if "delta" in data:
+        raise _chunk()
+    if "message" in data:
+        data = as_mapping(data["message"], "the choice's message", _PROVIDER)
+    if "function" in data and "tool_calls" not in data:
+        return [data]  # one tool call
+    if "tool_calls" in data or data.get("role") == "assistant":
+        return as_list(
             data.get("tool_calls"), "the message's 'tool_calls'", _PROVIDER
         )
-    else:
-        items = as_list(
-            data, "a ChatCompletion, a message or tool_calls", _PROVIDER
+    if "output" in data:
+        got = (
+            "another API's payload (a Responses API response: use "
+            "parse_responses_calls())"
         )
+    else:
+        got = unknown_dict(data)
+    raise refuse("parse_calls", got, _CHAT_INPUT, _PROVIDER)
+
+
+def _chunk() -> Exception:
+    return refuse(
+        "parse_calls",
+        "a streamed chunk (its tool calls arrive in pieces)",
+        "the whole completion: with the SDK's stream helper, "
+        "stream.get_final_completion()",
+        _PROVIDER,
+    )
+
+
+def _tool_calls(items: list[Any]) -> list[ToolCall]:
+    """ToolCalls from Chat Completions tool call items."""
     calls: list[ToolCall] = []
     for index, raw in enumerate(items):
         item = as_mapping(raw, f"tool_calls[{index}]", _PROVIDER)
-        if item.get("type", "function") != "function":
+        kind = item.get("type", "function")
+        if kind == "function_call":
+            raise refuse(
+                "parse_calls",
+                "a Responses API function_call item",
+                "it to parse_responses_calls()",
+                _PROVIDER,
+            )
+        if kind != "function":
             continue
+        if "function" not in item:
+            raise refuse(
+                "parse_calls",
+                f"tool_calls[{index}] without 'function' (keys "
+                f"{keys_shown(item)})",
+                _CHAT_INPUT,
+                _PROVIDER,
+            )
         function = as_mapping(
-            item.get("function"), f"tool_calls[{index}].function", _PROVIDER
+            item["function"], f"tool_calls[{index}].function", _PROVIDER
         )
         calls.append(
             make_call(
@@ -186,12 +279,15 @@ def parse_calls(payload: object) -> list[ToolCall]:
     return calls
 
 
-def result_message(result: ToolResult) -> dict[str, Any]:
+def result_message(result: ToolResult) -> ChatCompletionToolMessageParam:
     """Return the Chat Completions tool message answering one call.
 
     ``{"role": "tool", "tool_call_id": result.call_id, "content": text}``
     where *text* is the error message for an error result, else the output
-    (a ``str`` as is, anything else as compact JSON). Host-only fields
+    (a ``str`` as is, anything else as compact JSON). Tool messages carry
+    text only: a content result sends its text parts, and a short notice
+    in place of each image, audio or file part (send those in a user
+    message, see the docs' *Content* section). Host-only fields
     (metadata, state changes, the exception) never appear.
 
     Raises:
@@ -199,6 +295,8 @@ def result_message(result: ToolResult) -> dict[str, Any]:
         TypeError: *result* is not a :class:`~toolctx.ToolResult`.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0 Typed as the SDK's
+       ``ChatCompletionToolMessageParam``; content results.
     """
     result = check_result(result, "result_message")
     return {
@@ -215,7 +313,7 @@ def result_message(result: ToolResult) -> dict[str, Any]:
 
 def responses_tools(
     registry: Registry, *, strict: bool = False
-) -> list[dict[str, Any]]:
+) -> list[FunctionToolParam]:
     """Return the Responses API ``tools`` list, in registration order.
 
     Each entry is ``{"type": "function", "name", "description",
@@ -232,6 +330,7 @@ def responses_tools(
             strict.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0 Typed as the SDK's ``FunctionToolParam``.
     """
     return [
         {
@@ -249,9 +348,9 @@ def parse_responses_calls(payload: object) -> list[ToolCall]:
     """Return the function calls of a Responses API response, in order.
 
     Args:
-        payload: A whole ``Response`` (its ``output`` is read) or the
-            ``output`` list itself; plain dicts or the ``openai`` package's
-            objects.
+        payload: A whole ``Response`` (its ``output`` is read), the
+            ``output`` list itself or one ``function_call`` item; plain
+            dicts or the ``openai`` package's objects.
 
     Returns:
         One :class:`~toolctx.ToolCall` per ``function_call`` item, with
@@ -259,27 +358,38 @@ def parse_responses_calls(payload: object) -> list[ToolCall]:
         (messages, reasoning, built-in tool calls) are skipped.
 
     Raises:
-        ProviderPayloadError: The payload is not a response or an output
-            list, or a call has no name.
+        ProviderPayloadError: The payload is none of those (a stream
+            event, a Chat Completions payload...): the message says what to
+            pass; or a call has no name.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0 Also a single ``function_call`` item;
+       anything else is refused, never read as ``[]``.
     """
     data = load(payload)
     if isinstance(data, Mapping):
-        expect_keys(
-            data,
-            ("output",),
-            "a Responses API Response (for Chat Completions use "
-            "parse_calls())",
-            _PROVIDER,
-        )
-        items = as_list(data["output"], "the 'output' list", _PROVIDER)
+        items = _responses_items(data)
     else:
-        items = as_list(data, "a Response or its output list", _PROVIDER)
+        items = as_list(data, _RESPONSES_INPUT, _PROVIDER)
     calls: list[ToolCall] = []
     for index, raw in enumerate(items):
         item = as_mapping(raw, f"output[{index}]", _PROVIDER)
-        if item.get("type") != "function_call":
+        kind = item.get("type")
+        if kind == "function" or (kind is None and "function" in item):
+            raise refuse(
+                "parse_responses_calls",
+                "a Chat Completions tool call",
+                "Chat Completions payloads to parse_calls()",
+                _PROVIDER,
+            )
+        if kind is None:
+            raise refuse(
+                "parse_responses_calls",
+                f"output[{index}] without a 'type' (keys {keys_shown(item)})",
+                _RESPONSES_INPUT,
+                _PROVIDER,
+            )
+        if kind != "function_call":
             continue
         calls.append(
             make_call(
@@ -293,23 +403,82 @@ def parse_responses_calls(payload: object) -> list[ToolCall]:
     return calls
 
 
-def responses_result_item(result: ToolResult) -> dict[str, Any]:
+def _responses_items(data: Mapping[str, Any]) -> list[Any]:
+    """The output items of a response, or the one item given."""
+    kind = data.get("type")
+    if "output" in data and kind != "function_call_output":
+        return as_list(data["output"], "the 'output' list", _PROVIDER)
+    if kind == "function_call":
+        return [data]
+    if isinstance(kind, str) and kind.startswith("response."):
+        got = f"a stream event ({kind!r}); its function call arrives in pieces"
+        expected = (
+            "the final response: stream.get_final_response(), or the "
+            "'response' of the 'response.completed' event"
+        )
+    elif "choices" in data or "tool_calls" in data:
+        got = (
+            "another API's payload (a Chat Completions payload: use "
+            "parse_calls())"
+        )
+        expected = _RESPONSES_INPUT
+    else:
+        got = unknown_dict(data)
+        expected = _RESPONSES_INPUT
+    raise refuse("parse_responses_calls", got, expected, _PROVIDER)
+
+
+def responses_result_item(result: ToolResult) -> FunctionCallOutput:
     """Return the Responses API input item answering one call.
 
     ``{"type": "function_call_output", "call_id": result.call_id,
-    "output": text}`` with the same text as :func:`result_message`.
+    "output": text}`` with the same text as :func:`result_message`. For a
+    content result ``output`` is a list of parts instead: ``input_text``
+    for text, ``input_image`` (a ``data:`` URL) for PNG, JPEG, WebP and
+    GIF images, ``input_file`` (a ``data:`` URL and a file name) for
+    files, and an ``input_text`` notice for what the API cannot take
+    (audio, other image types).
 
     Raises:
         ProviderPayloadError: The result has no ``call_id``.
         TypeError: *result* is not a :class:`~toolctx.ToolResult`.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0 Typed as the SDK's ``FunctionCallOutput``;
+       content results as ``input_image``/``input_file`` parts.
     """
     result = check_result(result, "responses_result_item")
+    call_id = require_call_id(result, provider=_PROVIDER, field="call_id")
+    parts = content_parts(result)
+    output: str | list[Any]
+    if parts is None:
+        output = content_text(result)
+    else:
+        output = [_responses_part(p, i) for i, p in enumerate(parts, 1)]
     return {
         "type": "function_call_output",
-        "call_id": require_call_id(
-            result, provider=_PROVIDER, field="call_id"
-        ),
-        "output": content_text(result),
+        "call_id": call_id,
+        "output": output,
     }
+
+
+def _responses_part(
+    part: Text | Image | Audio | File, index: int
+) -> InputTextPart | InputImagePart | InputFilePart:
+    """One part of a function call output."""
+    if isinstance(part, Text):
+        return {"type": "input_text", "text": part.text}
+    if isinstance(part, Image) and part.mime_type in _RESPONSES_IMAGES:
+        return {"type": "input_image", "image_url": data_url(part)}
+    if isinstance(part, File):
+        return {
+            "type": "input_file",
+            "file_data": data_url(part),
+            "filename": part.name or f"file-{index}",
+        }
+    why = (
+        "function call outputs carry no audio"
+        if isinstance(part, Audio)
+        else "function call outputs take PNG, JPEG, WebP and GIF images"
+    )
+    return {"type": "input_text", "text": notice(part, why)}

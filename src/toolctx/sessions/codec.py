@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolctx._records import ApprovalRequest
 from toolctx.context.codec import (
     mapping_field,
     result_from_dict,
@@ -43,7 +44,8 @@ def session_to_dict(session: Session) -> dict[str, Any]:
     Returns:
         A dict of JSON types (``json.dumps`` accepts it) with
         ``"format": "toolctx.session/1"``, ``id``, ``user_id``, ``turn``,
-        ``agent_id``, ``state``, ``metadata``, ``values`` and ``results``.
+        ``agent_id``, ``state``, ``metadata``, ``values``, ``results`` and
+        ``pending`` (calls waiting for approval).
 
     Raises:
         ContextDataError: A state, metadata or result entry has no JSON
@@ -75,6 +77,7 @@ def session_to_dict(session: Session) -> dict[str, Any]:
         "metadata": to_json(metadata, "the session metadata"),
         "values": {name: value_to_json(name, v) for name, v in values.items()},
         "results": [result_to_dict(result) for result in results],
+        "pending": [request.to_dict() for request in snap["pending"]],
     }
 
 
@@ -119,6 +122,10 @@ def session_from_dict(
     if not isinstance(results, list):
         msg = f"{_WHAT} field 'results' must be a list, got {results!r}."
         raise ContextDataError(msg)
+    pending = data.get("pending") or []
+    if not isinstance(pending, list):
+        msg = f"{_WHAT} field 'pending' must be a list of approval requests."
+        raise ContextDataError(msg)
     return Session(
         session_id,
         user_id=_optional_str(data, "user_id"),
@@ -131,6 +138,7 @@ def session_from_dict(
             for name, raw in mapping_field(data, "values", _WHAT).items()
         },
         results=[result_from_dict(result) for result in results],
+        pending=[ApprovalRequest.from_dict(item) for item in pending],
         scope=scope,
     )
 

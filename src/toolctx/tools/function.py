@@ -22,7 +22,7 @@ from typing import (
 
 from typing_extensions import ParamSpec
 
-from toolctx._records import ToolAnnotations, ToolDefinition
+from toolctx._records import ToolAnnotations, ToolCall, ToolDefinition
 from toolctx.context.current import get_current
 from toolctx.context.execution import ExecutionContext
 from toolctx.context.keys import MISSING, type_name
@@ -90,6 +90,8 @@ class FunctionTool(Generic[P, R]):
             instead of a worker thread (only for cheap, non-blocking code).
         title: A short human-readable name for user interfaces, or None.
         annotations: Hints about the tool's behaviour, or None.
+        needs_approval: Whether a call waits for a person: True, or a
+            function ``(call, context) -> bool``; None when never.
 
     .. versionadded:: 0.1.0
     """
@@ -107,6 +109,7 @@ class FunctionTool(Generic[P, R]):
         inline: bool = False,
         title: str | None = None,
         annotations: ToolAnnotations | None = None,
+        needs_approval: ApprovalCheck = False,
     ) -> None:
         from toolctx._docstrings import parse_docstring
         from toolctx._types.output import output_step, to_json
@@ -141,6 +144,7 @@ class FunctionTool(Generic[P, R]):
             )
             raise TypeError(msg)
         self.annotations = annotations
+        self.needs_approval = _check_approval(needs_approval)
         if isinstance(requires, str):
             msg = (
                 f"requires= takes a list of permissions, got the string "
@@ -257,6 +261,23 @@ async def _unstructure_later(awaitable: Any) -> Any:
 
 
 _SAYS_NOTHING: Final = (MISSING, Any, object)
+
+ApprovalCheck = bool | Callable[[ToolCall, ExecutionContext], bool]
+"""``needs_approval``: always, never, or decided per call."""
+
+
+def _check_approval(
+    value: object,
+) -> Callable[[ToolCall, ExecutionContext], bool] | bool | None:
+    if value is False or value is None:
+        return None
+    if value is True or callable(value):
+        return value
+    msg = (
+        "needs_approval= takes True, False or a function (call, context) "
+        f"-> bool, got {type(value).__name__}."
+    )
+    raise TypeError(msg)
 
 
 def _check_title(title: object) -> str | None:
@@ -434,6 +455,7 @@ def tool(
     inline: bool = False,
     title: str | None = None,
     annotations: ToolAnnotations | None = None,
+    needs_approval: ApprovalCheck = False,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(
     fn: Callable[P, R] | None = None,
@@ -446,6 +468,7 @@ def tool(
     inline: bool = False,
     title: str | None = None,
     annotations: ToolAnnotations | None = None,
+    needs_approval: ApprovalCheck = False,
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Make a tool from a sync or async function, bare or with options.
 
@@ -469,6 +492,12 @@ def tool(
         annotations: Hints about the tool's behaviour
             (:class:`~toolctx.ToolAnnotations`: read-only, destructive,
             idempotent, open-world), for clients; never enforced.
+        needs_approval: Make calls wait for a person: ``True`` for every
+            call, or a function ``(call, context) -> bool`` deciding per
+            call (``call.arguments`` is the checked, decoded mapping). A
+            waiting call runs nothing and returns a result whose
+            ``approval`` holds the request for
+            :meth:`Dispatcher.resume <toolctx.Dispatcher.resume>`.
 
     Raises:
         SchemaError: A hint cannot become JSON Schema; names the parameter.
@@ -497,6 +526,7 @@ def tool(
             inline=inline,
             title=title,
             annotations=annotations,
+            needs_approval=needs_approval,
         )
 
     if fn is not None:
@@ -548,9 +578,12 @@ class ToolEntry:
         chunk: The output step of one chunk of a streaming tool.
         timeout: The tool's own timeout in seconds, or None.
         inline: Run a sync tool in the event loop's thread.
+        approval: None, or whether (True, or a check of the call) a call
+            waits for a person.
     """
 
     __slots__ = (
+        "approval",
         "chunk",
         "context_parameters",
         "definition",
@@ -578,6 +611,11 @@ class ToolEntry:
         self.mode = _mode(self.fn)
         self.timeout: float | None = ft.timeout if ft is not None else None
         self.inline: bool = ft.inline if ft is not None else False
+        # Whether a call waits for a person: None (never), True, or the
+        # tool's own check (call, context) -> bool.
+        self.approval: (
+            Callable[[ToolCall, ExecutionContext], bool] | bool | None
+        ) = ft.needs_approval if ft is not None else None
         self.structurer: ArgumentStructurer | None = (
             ft._structurer if ft is not None else None  # noqa: SLF001
         )

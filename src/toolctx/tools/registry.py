@@ -16,6 +16,7 @@ from typing_extensions import ParamSpec
 from toolctx._records import ToolAnnotations, ToolDefinition
 from toolctx.exceptions import DuplicateToolError, UnknownToolError
 from toolctx.tools.function import (
+    ApprovalCheck,
     FunctionTool,
     ToolEntry,
     check_tool_name,
@@ -232,6 +233,7 @@ class Registry(Mapping[str, Tool]):
         inline: bool = False,
         title: str | None = None,
         annotations: ToolAnnotations | None = None,
+        needs_approval: ApprovalCheck = False,
         replace: bool = False,
     ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
     def tool(  # type: ignore[misc]  # mypy quirk: ParamSpec overloads on methods
@@ -246,6 +248,7 @@ class Registry(Mapping[str, Tool]):
         inline: bool = False,
         title: str | None = None,
         annotations: ToolAnnotations | None = None,
+        needs_approval: ApprovalCheck = False,
         replace: bool = False,
     ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
         """Like :func:`toolctx.tool`, and register the result here.
@@ -262,6 +265,7 @@ class Registry(Mapping[str, Tool]):
                 inline=inline,
                 title=title,
                 annotations=annotations,
+                needs_approval=needs_approval,
             )(f)
             self.register(made, replace=replace)
             return made
@@ -298,12 +302,14 @@ class Registry(Mapping[str, Tool]):
         fp = self._fingerprint
         if fp is None:
             with self._lock:
-                payload = json.dumps(
-                    [d.to_dict() for d in self.definitions()],
-                    ensure_ascii=False,
-                    separators=(",", ":"),
-                    allow_nan=False,
-                )
-                fp = hashlib.sha256(payload.encode()).hexdigest()
+                fp = digest([d.to_dict() for d in self.definitions()])
                 self._fingerprint = fp
         return fp
+
+
+def digest(data: object) -> str:
+    """A stable SHA-256 hex digest of JSON *data* (keys in their order)."""
+    payload = json.dumps(
+        data, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
