@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import argparse
 import enum
+import os
+import subprocess
+import sys
 
 from typing import Annotated, Any
 
@@ -17,12 +20,16 @@ from toolctx import (
     Dispatcher,
     ExecutionContext,
     Registry,
+    ToolAnnotations,
     ToolCall,
     ToolDenied,
     ToolResult,
     execution_context,
     publish,
+    report_progress,
+    tool,
 )
+from toolctx.content import Audio, File, Image, Part
 from toolctx.mcp.meta import context_meta
 
 
@@ -186,3 +193,106 @@ broken = Dispatcher(
 )
 
 not_a_registry = {"add": add}
+
+
+# -- lively: metadata, content, progress, noise, a registry that grows -------
+
+lively = Registry()
+"""Tools for the issue #12 behaviours (tests/test_mcp_*.py)."""
+
+PNG = b"\x89PNG\r\n\x1a\n-not-really-an-image"
+"""The bytes the picture tool returns as its image."""
+
+
+@lively.tool(
+    title="Read aloud",
+    annotations=ToolAnnotations(read_only=True, open_world=False),
+)
+def loud(text: str) -> str:
+    """Write *text* to stdout in every way a tool might, and return it.
+
+    Args:
+        text: What to write.
+    """
+    print(f"print {text}")  # noqa: T201 - the point of the tool
+    sys.stdout.write(f"buffered {text}, flushed at exit\n")  # no flush
+    os.write(1, f"fd1 {text}\n".encode())
+    subprocess.run(
+        [sys.executable, "-c", f"print('child {text}')"], check=True
+    )
+    return text
+
+
+@lively.tool(
+    annotations=ToolAnnotations(destructive=True, idempotent=False),
+)
+def grow(name: str) -> str:
+    """Register a new tool called *name* (the tool list changes).
+
+    Args:
+        name: The new tool's name.
+    """
+
+    def extra() -> str:
+        """A tool added at run time."""
+        return name
+
+    lively.register(tool(name=name)(extra))
+    return f"registered {name}"
+
+
+@lively.tool
+def steps(n: int) -> int:
+    """Report progress n times (a sync tool: it runs in a worker thread).
+
+    Args:
+        n: How many steps.
+    """
+    for i in range(1, n + 1):
+        report_progress(i, n, f"step {i}")
+    return n
+
+
+@lively.tool
+async def async_steps(n: int) -> int:
+    """Report progress n times from an async tool.
+
+    Args:
+        n: How many steps.
+    """
+    for i in range(1, n + 1):
+        report_progress(i, total=None, message=None if i % 2 else f"s{i}")
+    return n
+
+
+@lively.tool
+def picture() -> list[Part]:
+    """Return text, an image, a sound and a file."""
+    return [
+        "A chart",
+        Image(PNG, "image/png"),
+        Audio(b"RIFF0000WAVE", "audio/wav"),
+        File(b"%PDF-1.7", "application/pdf", name="q3 report.pdf"),
+    ]
+
+
+@lively.tool
+def reading() -> Reading:
+    """Return one reading (an object output)."""
+    return Reading(21.5)
+
+
+@lively.tool
+def readings() -> list[Reading]:
+    """Return two readings (an array output: wrapped as result)."""
+    return [Reading(20.0), Reading(70.0, Unit.F)]
+
+
+@lively.tool
+def crash(why: str) -> int:
+    """Fail with a RuntimeError.
+
+    Args:
+        why: The message.
+    """
+    raise RuntimeError(why)

@@ -483,12 +483,12 @@ class TestCallTool:
         assert json.loads(text_of(result)) == result.structured_content
         assert result.structured_content["tool_name"] == "whoami"
 
-    def test_scalar_output_has_no_structured_content(self):
-        """A non-object output is text only."""
+    def test_scalar_output_is_wrapped_structured_content(self):
+        """A non-object output of a tool with an output schema is text and structuredContent {"result": value}."""
         result = call(create_server(mcp_app.registry), "add", {"a": 2, "b": 3})
 
         assert text_of(result) == "5"
-        assert result.structured_content is None
+        assert result.structured_content == {"result": 5}
 
     def test_async_tool(self):
         """An async tool runs and sees the connection's session."""
@@ -1027,16 +1027,18 @@ class TestStdioEndToEnd:
 
 
 async def _raw_stdio(
-    target: str, requests: list[dict[str, Any]]
+    target: str,
+    requests: list[dict[str, Any]],
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Send raw JSON-RPC lines to `python -m toolctx serve TARGET`.
 
     Waits for the answer to each request that has an id, then closes stdin.
     Returns the answers by id, every byte the server wrote to stdout and
-    to stderr, and its exit code.
+    to stderr, and its exit code. *env* replaces the server's environment.
     """
     argv = [sys.executable, "-m", "toolctx", "serve", target]
-    async with await anyio.open_process(argv, cwd=str(ROOT)) as proc:
+    async with await anyio.open_process(argv, cwd=str(ROOT), env=env) as proc:
         assert proc.stdin is not None
         assert proc.stdout is not None
         assert proc.stderr is not None

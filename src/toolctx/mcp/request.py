@@ -1,56 +1,32 @@
-"""How the MCP server answers a request: ``tools/list``, ``tools/call``.
+"""What a ``tools/call`` request says about its call.
 
-:class:`Handlers` reads each ``tools/call`` request into an
-:class:`McpRequestInfo` (ids, client info, auth, trace context: the
-fields :mod:`toolctx.mcp.server` lists), asks the ``context_factory``
-for the template context, dispatches the call and renders its result.
-Whatever is raised around the tool becomes a generic JSON-RPC error for
-the client, its traceback logged under an error id.
+:func:`request_info` reads each request into an :class:`McpRequestInfo`
+(ids, client info, auth, trace context: the fields
+:mod:`toolctx.mcp.server` lists), whose ``context`` is the template the
+call is dispatched with unless a ``context_factory`` says otherwise.
 """
 
 from __future__ import annotations
 
-import inspect
-import logging
 import uuid
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn, cast, final
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, cast, final
 
 import attrs
 
-from toolctx._records import ToolCall, ToolResult
 from toolctx.context.execution import ExecutionContext
-from toolctx.dispatch.dispatcher import Dispatcher
-from toolctx.exceptions import ToolDenied
-from toolctx.mcp.meta import (
-    TRACE_KEYS,
-    context_from_meta,
-)
+from toolctx.mcp.meta import TRACE_KEYS, context_from_meta
 from toolctx.providers._render import plain
-from toolctx.providers.mcp import result_message, tools
-from toolctx.tools.registry import Registry
 
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    import mcp_types
-
-    from mcp.server.context import (
-        CallNext,
-        HandlerResult,
-        ServerRequestContext,
-    )
+    from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
 
 _CONNECTION_ID = "toolctx.connection_id"
-_INTERNAL_ERROR = -32603  # JSON-RPC 2.0: internal error
-# The logger the documentation names (docs/mcp.md, SECURITY.md), kept
-# when the handlers moved out of toolctx.mcp.server.
-_log = logging.getLogger("toolctx.mcp.server")
 
 
 @final
@@ -122,169 +98,7 @@ async def connection_lifespan(
     yield {_CONNECTION_ID: uuid.uuid4().hex}
 
 
-@final
-class Handlers:
-    """The ``tools/list`` and ``tools/call`` handlers of one server."""
-
-    def __init__(
-        self,
-        dispatcher: Dispatcher,
-        factory: ContextFactory | None,
-        trust: bool,
-        types: Any,
-    ) -> None:
-        self.dispatcher = dispatcher
-        self.factory = factory
-        self.trust = trust
-        self.types = types
-
-    async def list_tools(
-        self,
-        _ctx: ServerRequestContext[dict[str, Any]],
-        _params: mcp_types.PaginatedRequestParams | None,
-    ) -> mcp_types.ListToolsResult:
-        """``tools/list``: the registry's tools, read at each request."""
-        with _answering("tools/list"):
-            result = self.types.ListToolsResult.model_validate(
-                {"tools": tools(self.dispatcher.registry)}
-            )
-        return cast("mcp_types.ListToolsResult", result)
-
-    async def keep_schema_order(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        """Middleware: undo the key reordering of older protocol versions.
-
-        The SDK re-validates ``tools/list`` results against the protocol
-        version's model, which moves ``type`` after ``properties``. When a
-        schema is otherwise unchanged, send ours, byte for byte.
-        """
-        result = await call_next(ctx)
-        if ctx.method == "tools/list" and isinstance(result, dict):
-            with _answering("tools/list"):
-                _restore_schemas(result, self.dispatcher.registry)
-        return result
-
-    async def call_tool(
-        self,
-        ctx: ServerRequestContext[dict[str, Any]],
-        params: mcp_types.CallToolRequestParams,
-    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
-        """``tools/call``: dispatch in the context the request gives."""
-        with _answering("tools/call", params.name):
-            info = _request_info(ctx, params.name, trust=self.trust)
-            call = ToolCall(params.name, params.arguments, id=info.request_id)
-            try:
-                template = await self._template(info)
-            except ToolDenied as exc:
-                result = ToolResult(
-                    name=params.name,
-                    call_id=info.request_id,
-                    is_error=True,
-                    error=(
-                        f"Call to tool {params.name!r} was denied: "
-                        f"{exc.reason}"
-                    ),
-                )
-            else:
-                result = await self.dispatcher.adispatch(call, template)
-            message = self.types.CallToolResult.model_validate(
-                result_message(result)
-            )
-        return cast("mcp_types.CallToolResult", message)
-
-    async def _template(self, info: McpRequestInfo) -> ExecutionContext:
-        if self.factory is None:
-            return info.context
-        made: object = self.factory(info)
-        if inspect.isawaitable(made):
-            made = await made
-        if type(made) is not ExecutionContext:
-            msg = (
-                "The context_factory must return an ExecutionContext, got "
-                f"{type(made).__name__}."
-            )
-            raise TypeError(msg)
-        return made
-
-
-@contextmanager
-def _answering(method: str, tool_name: str | None = None) -> Iterator[None]:
-    """Turn anything raised while answering *method* into a generic error.
-
-    The SDK would send the exception's text to the client (a secret in an
-    interceptor's error message would reach it) and let a ``SystemExit``
-    stop the server. Instead the client gets a JSON-RPC internal error
-    naming an error id, and the host's log the traceback under that id.
-    Only cancellation and ``KeyboardInterrupt`` propagate: they stop the
-    request or the server on purpose.
-    """
-    try:
-        yield
-    except BaseException as exc:
-        if _propagates(exc):
-            raise
-        _internal_error(exc, method, tool_name)
-
-
-def _propagates(exc: BaseException) -> bool:
-    """Cancellation, an interrupt, or an exception group holding one."""
-    import anyio
-
-    if isinstance(
-        exc,
-        (KeyboardInterrupt, GeneratorExit, anyio.get_cancelled_exc_class()),
-    ):
-        return True
-    inner = getattr(exc, "exceptions", None)
-    return isinstance(inner, tuple) and any(
-        isinstance(e, BaseException) and _propagates(e) for e in inner
-    )
-
-
-def _internal_error(
-    exc: BaseException, method: str, tool_name: str | None
-) -> NoReturn:
-    """Log *exc* with its traceback; raise the generic error for the client."""
-    from mcp.shared.exceptions import MCPError
-
-    error_id = uuid.uuid4().hex[:16]
-    what = method if tool_name is None else f"{method} of {tool_name[:100]!r}"
-    _log.error(
-        "The MCP server failed to answer %s (error id %s)",
-        what,
-        error_id,
-        exc_info=exc,
-    )
-    message = (
-        f"Internal error: the server failed to answer this {method} "
-        f"request (error id {error_id}; its log has the details). This "
-        "is not a problem with the request: try again later, or report "
-        "the error id to the server's operator."
-    )
-    raise MCPError(code=_INTERNAL_ERROR, message=message) from None
-
-
-def _restore_schemas(result: dict[str, Any], registry: Registry) -> None:
-    listed = result.get("tools")
-    if not isinstance(listed, list):
-        return
-    # The definitions the listing was built from, read at registration:
-    # a tool's own definition() is not called again.
-    schemas = {d.name: d.parameters for d in registry.definitions()}
-    for entry in cast("list[object]", listed):
-        if not isinstance(entry, dict):
-            continue
-        tool = cast("dict[str, Any]", entry)
-        found = schemas.get(tool.get("name", ""))
-        if found is None:
-            continue
-        ours = plain(found)
-        if tool.get("inputSchema") == ours:
-            tool["inputSchema"] = ours
-
-
-def _request_info(
+def request_info(
     ctx: ServerRequestContext[Any, Any],
     tool_name: str,
     *,

@@ -2,7 +2,8 @@
 
 :func:`create_server` builds a low-level ``mcp.server.lowlevel.Server``
 whose ``tools/list`` is the registry's tools, in order, with their JSON
-Schemas as they are, and whose ``tools/call`` runs each call through
+Schemas as they are (plus ``title``, ``annotations`` and ``outputSchema``,
+see :mod:`toolctx.mcp.wire`), and whose ``tools/call`` runs each call through
 :meth:`Dispatcher.adispatch <toolctx.Dispatcher.adispatch>` in an
 :class:`~toolctx.ExecutionContext` filled from the MCP request:
 
@@ -25,9 +26,18 @@ Schemas as they are, and whose ``tools/call`` runs each call through
   trace context from ``_meta``, when valid, so that :func:`context_meta`
   passes it on.
 
-Results go back as ``CallToolResult``: the output as text content (and as
-``structuredContent`` when it is a JSON object), or the error message with
-``isError: true``; host-only fields never leave the process.
+Results go back as ``CallToolResult``: content parts as MCP text, image,
+audio and embedded-resource content; JSON output as text and, for a tool
+with an output schema, as ``structuredContent`` (``{"result": value}``
+when the schema is not an object); or the error message with ``isError:
+true``, the failure logged with its traceback on the ``toolctx`` logger.
+Host-only fields never leave the process.
+
+The server announces ``tools.listChanged`` and sends
+``notifications/tools/list_changed`` to its connected clients whenever
+the registry changes; a call whose request carries
+``_meta.progressToken`` gets its ``report_progress`` calls as
+``notifications/progress`` (:mod:`toolctx.mcp.notify`).
 
 Whatever is raised around the tool (by an interceptor, the
 ``context_factory`` or the rendering of the result; ``SystemExit``
@@ -43,6 +53,7 @@ this module imports it only when a server is built.
 from __future__ import annotations
 
 import asyncio
+import io
 
 from collections.abc import Callable
 from functools import partial
@@ -50,7 +61,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from toolctx.dispatch.dispatcher import Dispatcher
 from toolctx.exceptions import McpUnavailableError
-from toolctx.mcp.request import ContextFactory, Handlers, connection_lifespan
+from toolctx.mcp.handlers import Handlers
+from toolctx.mcp.request import ContextFactory, connection_lifespan
+from toolctx.mcp.stdio import claimed_stdio
 from toolctx.tools.registry import Registry
 
 
@@ -91,6 +104,9 @@ def create_server(
     Run it with :func:`run_stdio` or :func:`run_http`, or with the SDK
     directly (``server.run(...)``, ``server.streamable_http_app()``).
 
+    ``tools/list`` takes no cursor: every tool comes in one page, and a
+    cursor is answered with JSON-RPC error ``-32602``.
+
     Args:
         registry: A :class:`~toolctx.Registry`, or a
             :class:`~toolctx.Dispatcher` to use as it is (its registry
@@ -113,6 +129,12 @@ def create_server(
         TypeError: *registry* is neither a Registry nor a Dispatcher.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0
+       Lists ``title``, ``annotations`` and ``outputSchema``; returns
+       ``structuredContent`` for every JSON output of a tool with an output
+       schema and content parts in their MCP forms; sends
+       ``notifications/tools/list_changed`` and ``notifications/progress``;
+       answers a ``tools/list`` cursor with ``-32602``; logs failed calls.
     """
     dispatcher = _as_dispatcher(registry)
     factory: object = context_factory
@@ -122,10 +144,8 @@ def create_server(
             f"got {type(factory).__name__}."
         )
         raise TypeError(msg)
-    server_class, types = _sdk()
-    handlers = Handlers(
-        dispatcher, context_factory, trust_meta_identity, types
-    )
+    server_class = _sdk()
+    handlers = Handlers(dispatcher, context_factory, trust=trust_meta_identity)
     server: Server[dict[str, Any]] = server_class(
         name,
         version=version,
@@ -133,8 +153,9 @@ def create_server(
         lifespan=connection_lifespan,
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
+        on_subscriptions_listen=handlers.list_changed.listen,
     )
-    server.middleware.append(handlers.keep_schema_order)
+    server.middleware.append(handlers.middleware)
     return server
 
 
@@ -150,30 +171,49 @@ def _as_dispatcher(target: object) -> Dispatcher:
     raise TypeError(msg)
 
 
-def _sdk() -> tuple[type[Server[Any]], Any]:
+def _sdk() -> type[Server[dict[str, Any]]]:
     try:
-        import mcp_types as types
-
-        from mcp.server.lowlevel import Server
+        from toolctx.mcp.lowlevel import ToolctxServer
     except ImportError as exc:
         raise McpUnavailableError(f"{_INSTALL_HINT} ({exc})") from exc
-    return Server, types
+    return ToolctxServer
 
 
 async def run_stdio(server: Server[Any]) -> None:
     """Serve one MCP connection over this process's stdin and stdout.
 
-    Returns when the client closes stdin. The SDK diverts ``print`` output
-    to stderr while it serves, so tools cannot corrupt the protocol.
+    Returns when the client closes stdin. Nothing but the protocol reaches
+    the wire: it is served on private duplicates of fd 0 and fd 1, and fd
+    1 is pointed at stderr (fd 0 at the null device) for the rest of the
+    process, so ``print``, ``os.write(1, ...)``, C libraries, child
+    processes and output still buffered when the interpreter exits all
+    land on stderr. The client's stream ends when this returns.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0
+       Diverts at the file-descriptor level, for good (the SDK points fd 1
+       back at the wire when it returns).
     """
+    import anyio
+
     try:
         from mcp.server.stdio import stdio_server
     except ImportError as exc:  # pragma: no cover - checked by create_server
         raise McpUnavailableError(_INSTALL_HINT) from exc
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    options = server.create_initialization_options()
+    with claimed_stdio() as wire:
+        if wire is None:  # pragma: no cover - no fd 0 or fd 1 to claim
+            async with stdio_server() as (read, write):
+                await server.run(read, write, options)
+            return
+        wire_in, wire_out = wire
+        # Never closed: a worker thread may still be reading it.
+        text_in = io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace")
+        with io.TextIOWrapper(wire_out, encoding="utf-8") as text_out:
+            async with stdio_server(
+                anyio.wrap_file(text_in), anyio.wrap_file(text_out)
+            ) as (read, write):
+                await server.run(read, write, options)
 
 
 async def run_http(
@@ -279,6 +319,8 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     path: str = "/mcp",
+    stateless: bool = False,
+    json_response: bool = False,
     ready: Callable[[str], object] | None = None,
     **server_options: Any,
 ) -> None:
@@ -293,6 +335,9 @@ def serve(
         host: HTTP only: the interface to bind.
         port: HTTP only: the TCP port.
         path: HTTP only: the endpoint path.
+        stateless: HTTP only: no sessions (see :func:`run_http`).
+        json_response: HTTP only: answer with JSON instead of SSE streams
+            (progress notifications then have no stream to ride).
         ready: HTTP only: called with the endpoint URL once the server
             listens (to announce it; stdout belongs to stdio clients).
         **server_options: Passed to :func:`create_server`.
@@ -302,6 +347,8 @@ def serve(
         McpUnavailableError: The ``mcp`` package is not installed.
 
     .. versionadded:: 0.1.0
+    .. versionchanged:: 0.2.0
+       *stateless* and *json_response*.
     """
     if transport not in {"stdio", "streamable-http"}:
         msg = (
@@ -318,7 +365,15 @@ def serve(
             return
         async with anyio.create_task_group() as group:
             url = await group.start(
-                partial(run_http, server, host=host, port=port, path=path)
+                partial(
+                    run_http,
+                    server,
+                    host=host,
+                    port=port,
+                    path=path,
+                    stateless=stateless,
+                    json_response=json_response,
+                )
             )
             if ready is not None:
                 ready(url)

@@ -1,0 +1,339 @@
+"""How the MCP server answers: ``tools/list``, ``tools/call``, middleware.
+
+:class:`Handlers` lists the registry's tools (built once per registry
+change, see :mod:`toolctx.mcp.wire`), dispatches each ``tools/call`` in
+the context its request gives (:mod:`toolctx.mcp.request`), relays the
+call's progress when the request asked for it, and tells connected
+clients when the registry changes (:mod:`toolctx.mcp.notify`).
+
+Every failed call (an ``isError`` result) is logged on the ``toolctx``
+logger, with the traceback of the exception behind it: host-side only,
+the client sees the result's message. Whatever is raised *around* the
+tool becomes a generic JSON-RPC error for the client, its traceback
+logged on ``toolctx.mcp.server`` under an error id.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import uuid
+import weakref
+
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, NoReturn, cast, final
+
+import attrs
+
+from toolctx._records import ToolCall, ToolResult
+from toolctx.context.execution import ExecutionContext
+from toolctx.exceptions import (
+    ApprovalDenied,
+    ToolArgumentsError,
+    ToolDenied,
+    UnknownToolError,
+)
+from toolctx.mcp.notify import ListChanged, ProgressRelay, progress_token
+from toolctx.mcp.request import request_info
+from toolctx.mcp.wire import Listed, call_result, tool_entry
+
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    import mcp_types
+
+    from mcp.server.context import (
+        CallNext,
+        HandlerResult,
+        ServerRequestContext,
+    )
+
+    from toolctx.dispatch.dispatcher import Dispatcher
+    from toolctx.mcp.request import ContextFactory, McpRequestInfo
+    from toolctx.tools.registry import Registry
+
+
+_INTERNAL_ERROR = -32603  # JSON-RPC 2.0: internal error
+_INVALID_PARAMS = -32602  # JSON-RPC 2.0: invalid params
+# The logger the documentation names (docs/mcp.md, SECURITY.md) for
+# failures around the tool; failed calls go to the ``toolctx`` logger.
+_log = logging.getLogger("toolctx.mcp.server")
+_calls_log = logging.getLogger("toolctx")
+_REFUSALS = (UnknownToolError, ToolArgumentsError, ToolDenied, ApprovalDenied)
+
+
+@final
+@attrs.frozen
+class _Listing:
+    """One ``tools/list`` answer and each tool's result shape."""
+
+    result: mcp_types.ListToolsResult
+    by_name: dict[str, Listed]
+
+
+@final
+class Handlers:
+    """The request handlers and middleware of one server."""
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        factory: ContextFactory | None,
+        *,
+        trust: bool,
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.factory = factory
+        self.trust = trust
+        self.list_changed = ListChanged()
+        self.progress = ProgressRelay()
+        self._listing: _Listing | None = None
+        self._generation = 0
+        _subscribe(self, dispatcher)
+
+    # -- tools/list -------------------------------------------------------
+
+    def registry_changed(self) -> None:
+        """The registry changed (any thread): relist, tell the clients."""
+        self._generation += 1
+        self._listing = None
+        self.list_changed.changed()
+
+    def listing(self) -> _Listing:
+        """The current listing, built once per registry change."""
+        listing = self._listing
+        if listing is not None:
+            return listing
+        generation = self._generation
+        listed = [
+            tool_entry(d) for d in self.dispatcher.registry.definitions()
+        ]
+        import mcp_types
+
+        # Validated once per change: the model fills the fields each
+        # protocol version requires (resultType, cache hints).
+        result = mcp_types.ListToolsResult.model_validate(
+            {"tools": [item.entry for item in listed]}
+        )
+        listing = _Listing(result, {i.entry["name"]: i for i in listed})
+        if generation == self._generation:  # no change while building
+            self._listing = listing
+        return listing
+
+    async def list_tools(
+        self,
+        _ctx: ServerRequestContext[dict[str, Any]],
+        params: mcp_types.PaginatedRequestParams | None,
+    ) -> mcp_types.ListToolsResult:
+        """``tools/list``: every tool in one page; a cursor is an error."""
+        cursor = None if params is None else params.cursor
+        if cursor is not None:
+            _invalid_cursor(cursor)
+        with _answering("tools/list"):
+            return self.listing().result
+
+    async def middleware(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Watch new connections; keep our schemas' key order.
+
+        A handshake-era connection is told of changes from its
+        ``initialize`` on (before the answer is sent, so no change made
+        after the client's ``initialize()`` returns is missed). The SDK
+        re-validates
+        ``tools/list`` results against the protocol version's model, which
+        moves ``type`` after ``properties``; when a schema is otherwise
+        unchanged, ours is sent, byte for byte.
+        """
+        method = ctx.method
+        result = await call_next(ctx)
+        if method == "initialize":
+            self.list_changed.watch(ctx)
+        elif method == "tools/list" and isinstance(result, dict):
+            with _answering("tools/list"):
+                _restore_schemas(result, self.listing())
+        return result
+
+    # -- tools/call -------------------------------------------------------
+
+    async def call_tool(
+        self,
+        ctx: ServerRequestContext[dict[str, Any]],
+        params: mcp_types.CallToolRequestParams,
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        """``tools/call``: dispatch in the context the request gives."""
+        name = params.name
+        with _answering("tools/call", name):
+            info = request_info(ctx, name, trust=self.trust)
+            call = ToolCall(name, params.arguments, id=info.request_id)
+            try:
+                template = await self._template(info)
+            except ToolDenied as exc:
+                result = ToolResult(
+                    name=name,
+                    call_id=info.request_id,
+                    is_error=True,
+                    error=f"Call to tool {name!r} was denied: {exc.reason}",
+                    exception=exc,
+                )
+            else:
+                if progress_token(ctx) is None:
+                    result = await self.dispatcher.adispatch(call, template)
+                else:
+                    async with self.progress.relaying(ctx):
+                        result = await self.dispatcher.adispatch(
+                            call, template
+                        )
+            if result.is_error:
+                _log_failure(result)
+            message = call_result(result, self.listing().by_name.get(name))
+        # A dict is a valid handler result; the SDK validates it on the way
+        # out, so building the pydantic model here would be done twice.
+        return cast("mcp_types.CallToolResult", message)
+
+    async def _template(self, info: McpRequestInfo) -> ExecutionContext:
+        if self.factory is None:
+            return info.context
+        made: object = self.factory(info)
+        if inspect.isawaitable(made):
+            made = await made
+        if type(made) is not ExecutionContext:
+            msg = (
+                "The context_factory must return an ExecutionContext, got "
+                f"{type(made).__name__}."
+            )
+            raise TypeError(msg)
+        return made
+
+
+def _subscribe(handlers: Handlers, dispatcher: Dispatcher) -> None:
+    """Follow the registry's changes and the dispatcher's progress.
+
+    The listeners hold the handlers weakly and remove themselves once the
+    server is gone, so that serving one registry many times leaks nothing.
+    """
+    ref = weakref.ref(handlers)
+    registry: Registry = dispatcher.registry
+
+    def changed() -> None:
+        alive = ref()
+        if alive is None:
+            stop_changes()
+            return
+        alive.registry_changed()
+
+    relay = weakref.ref(handlers.progress)
+
+    def progressed(progress: Any) -> None:
+        alive = relay()
+        if alive is None:
+            stop_progress()
+            return
+        alive.report(progress)
+
+    stop_changes = registry.on_change(changed)
+    stop_progress = dispatcher.on_progress(progressed)
+
+
+def _log_failure(result: ToolResult) -> None:
+    """Log a failed call for the host: its message and traceback."""
+    exc = result.exception
+    # The call was refused (the model's or the policy's to fix), or it ran
+    # and failed: the tool raised, timed out or returned what cannot be
+    # sent (a bug or an outage to look at).
+    refused = exc is None or isinstance(exc, _REFUSALS)
+    _calls_log.log(
+        logging.WARNING if refused else logging.ERROR,
+        "MCP tools/call of %r failed (call id %s, invocation %s): %s",
+        result.name[:100],
+        result.call_id,
+        result.invocation_id or None,
+        result.error,
+        exc_info=exc,
+    )
+
+
+def _invalid_cursor(cursor: str) -> NoReturn:
+    from mcp.shared.exceptions import MCPError
+
+    message = (
+        f"Invalid cursor {cursor[:80]!r} for tools/list: this server lists "
+        "every tool in one page and never returns a nextCursor. Call "
+        "tools/list without a cursor."
+    )
+    raise MCPError(code=_INVALID_PARAMS, message=message)
+
+
+@contextmanager
+def _answering(method: str, tool_name: str | None = None) -> Iterator[None]:
+    """Turn anything raised while answering *method* into a generic error.
+
+    The SDK would send the exception's text to the client (a secret in an
+    interceptor's error message would reach it) and let a ``SystemExit``
+    stop the server. Instead the client gets a JSON-RPC internal error
+    naming an error id, and the host's log the traceback under that id.
+    Only cancellation and ``KeyboardInterrupt`` propagate: they stop the
+    request or the server on purpose.
+    """
+    try:
+        yield
+    except BaseException as exc:
+        if _propagates(exc):
+            raise
+        _internal_error(exc, method, tool_name)
+
+
+def _propagates(exc: BaseException) -> bool:
+    """Cancellation, an interrupt, or an exception group holding one."""
+    import anyio
+
+    if isinstance(
+        exc,
+        (KeyboardInterrupt, GeneratorExit, anyio.get_cancelled_exc_class()),
+    ):
+        return True
+    inner = getattr(exc, "exceptions", None)
+    return isinstance(inner, tuple) and any(
+        isinstance(e, BaseException) and _propagates(e) for e in inner
+    )
+
+
+def _internal_error(
+    exc: BaseException, method: str, tool_name: str | None
+) -> NoReturn:
+    """Log *exc* with its traceback; raise the generic error for the client."""
+    from mcp.shared.exceptions import MCPError
+
+    error_id = uuid.uuid4().hex[:16]
+    what = method if tool_name is None else f"{method} of {tool_name[:100]!r}"
+    _log.error(
+        "The MCP server failed to answer %s (error id %s)",
+        what,
+        error_id,
+        exc_info=exc,
+    )
+    message = (
+        f"Internal error: the server failed to answer this {method} "
+        f"request (error id {error_id}; its log has the details). This "
+        "is not a problem with the request: try again later, or report "
+        "the error id to the server's operator."
+    )
+    raise MCPError(code=_INTERNAL_ERROR, message=message) from None
+
+
+def _restore_schemas(result: dict[str, Any], listing: _Listing) -> None:
+    listed = result.get("tools")
+    if not isinstance(listed, list):
+        return
+    for entry in cast("list[object]", listed):
+        if not isinstance(entry, dict):
+            continue
+        tool = cast("dict[str, Any]", entry)
+        ours = listing.by_name.get(tool.get("name", ""))
+        if ours is None:
+            continue
+        for key in ("inputSchema", "outputSchema"):
+            schema = ours.entry.get(key)
+            if schema is not None and tool.get(key) == schema:
+                tool[key] = schema
