@@ -36,8 +36,9 @@ from toolctx import (
     tool,
 )
 from toolctx._types import output
-from toolctx._types.model import Analysis, Kind
-from toolctx._types.model import Node as TypeNode
+from toolctx._types.model import Analysis
+from toolctx._types.nodes import Kind
+from toolctx._types.nodes import Node as TypeNode
 from toolctx._types.schema import parameters_schema
 from toolctx._types.validate import Compiler
 from toolctx._types.values import structure_value, unstructure_value

@@ -21,7 +21,7 @@ import sys
 import textwrap
 import uuid
 
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
 
 import jsonschema
 import pytest
@@ -47,8 +47,12 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from toolctx._types import pydantic as tp
 from toolctx._types.output import NotJSONError
+from toolctx._types.problems import InvalidValueError
 from toolctx._types.pydantic_check import UnsupportedModelError, is_model
-from toolctx._types.validate import InvalidValueError
+
+
+if TYPE_CHECKING:
+    from toolctx._types.pydantic_schema import Mode
 
 
 # -- models ------------------------------------------------------------------
@@ -314,13 +318,13 @@ def pydantic(cls: type, data: object) -> object:
         return exc
 
 
-def document(cls: type, mode: tp.Mode = "validation") -> dict[str, Any]:
+def document(cls: type, mode: Mode = "validation") -> dict[str, Any]:
     """The model's schema as one document (``$defs`` at its root)."""
     schema, defs = tp.model_schema(cls, mode=mode)
     return {**schema, "$defs": defs}
 
 
-def schema_validator(cls: type, mode: tp.Mode = "validation") -> Any:
+def schema_validator(cls: type, mode: Mode = "validation") -> Any:
     """A format-checking Draft 2020-12 validator of the model's schema."""
     doc = document(cls, mode)
     jsonschema.Draft202012Validator.check_schema(doc)
@@ -796,7 +800,7 @@ MODELS = [
 
 @pytest.mark.parametrize("mode", ["validation", "serialization"])
 @pytest.mark.parametrize("cls", MODELS)
-def test_schemas_are_valid_draft_2020_12(cls: type, mode: tp.Mode) -> None:
+def test_schemas_are_valid_draft_2020_12(cls: type, mode: Mode) -> None:
     """Both schemas pass the Draft 2020-12 metaschema; refs resolve."""
     schema, defs = tp.model_schema(cls, mode=mode)
     assert schema == {"$ref": f"#/$defs/{cls.__name__}"}

@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
 
-from toolctx._types.model import SUPPORTED_TYPES
-from toolctx._types.model import is_hashable as is_hashable_type
+from toolctx._types.forms import is_hashable as is_hashable_type
+from toolctx._types.nodes import SUPPORTED_TYPES
 from toolctx._types.schema import json_default, parameters_schema, type_schema
 from toolctx.context.keys import MISSING, matches
 from toolctx.exceptions import SchemaError

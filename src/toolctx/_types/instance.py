@@ -15,7 +15,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final
 
-from toolctx._types.model import Analysis, Kind, Node
+from toolctx._types.model import Analysis
+from toolctx._types.nodes import Kind, Node
 
 
 Predicate = Callable[[object], bool]

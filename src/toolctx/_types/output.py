@@ -33,9 +33,9 @@ from typing import get_origin as typing_get_origin
 
 import attrs
 
-from toolctx._types.model import init_fields
+from toolctx._types.classes import init_fields
+from toolctx._types.problems import render_path
 from toolctx._types.pydantic_check import is_model
-from toolctx._types.validate import render_path
 from toolctx.exceptions import ToolOutputError
 
 
@@ -391,7 +391,7 @@ def output_step(hint: Any, *, owner: str, stream: bool = False) -> Convert:
             it has no JSON form (:class:`NotJSONError`).
     """
     from toolctx._types.instance import predicate_for
-    from toolctx._types.model import MISSING, Kind, type_name
+    from toolctx._types.nodes import MISSING, Kind, type_name
 
     if stream:
         origin = typing_get_origin(hint)
@@ -426,7 +426,7 @@ def _with_shortcut(kind: object, step: Convert) -> Convert:  # noqa: C901
     exactly that type that JSON carries as it is needs neither the check
     nor the conversion; anything else takes *step*.
     """
-    from toolctx._types.model import Kind
+    from toolctx._types.nodes import Kind
 
     if kind is Kind.INTEGER:
 

@@ -44,24 +44,19 @@ import datetime as dt
 import decimal
 import enum
 import json
+import re
 import uuid
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import attrs
 import typing_extensions
 
-from toolctx._types.model import (
-    ANY,
-    MISSING,
-    UNSAFE_NAME,
-    Analysis,
-    Kind,
-    Node,
-    init_fields,
-    is_in,
-    json_scalar,
-)
+from toolctx._types.classes import init_fields
+from toolctx._types.forms import ANY, is_in
+from toolctx._types.jsonvalues import json_scalar
+from toolctx._types.model import Analysis
+from toolctx._types.nodes import MISSING, Kind, Node
 from toolctx._types.pydantic_check import is_model
 from toolctx.exceptions import SchemaError
 
@@ -108,6 +103,8 @@ _PLAIN: dict[Kind, JSONSchema] = {
     Kind.NULL: {"type": "null"},
     Kind.ANY: {},
 }
+_UNSAFE_NAME: Final = re.compile(r"[^A-Za-z0-9_.-]")
+"""Characters a ``$defs`` name may not hold."""
 
 
 def parameters_schema(params: Sequence[Param], *, owner: str) -> JSONSchema:
@@ -339,10 +336,10 @@ class _Renderer:
 
     def _name_for(self, cls: type) -> str:
         """A ``$defs`` name for *cls* that no other class has taken."""
-        name = UNSAFE_NAME.sub("_", cls.__name__)
+        name = _UNSAFE_NAME.sub("_", cls.__name__)
         if name not in self.defs:
             return name
-        full = UNSAFE_NAME.sub("_", f"{cls.__module__}.{cls.__qualname__}")
+        full = _UNSAFE_NAME.sub("_", f"{cls.__module__}.{cls.__qualname__}")
         name, counter = full, 2
         while name in self.defs:
             name, counter = f"{full}_{counter}", counter + 1

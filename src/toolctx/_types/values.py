@@ -8,7 +8,8 @@ round trip, with the same strict rules as tool arguments.
 from __future__ import annotations
 
 from toolctx._types.output import to_json
-from toolctx._types.validate import check_for, problems_of, render_path
+from toolctx._types.problems import problems_of, render_path
+from toolctx._types.validate import check_for
 from toolctx.exceptions import ArgumentError, ToolArgumentsError
 
 

@@ -8,7 +8,7 @@ import threading
 from typing import Any, Generic, TypeVar, cast, final, overload
 
 from toolctx._types.instance import matches
-from toolctx._types.model import MISSING, _Missing, type_name
+from toolctx._types.nodes import MISSING, _Missing, type_name
 from toolctx.exceptions import ContextKeyConflictError, ContextValueTypeError
 
 

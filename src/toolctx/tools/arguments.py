@@ -27,18 +27,14 @@ from typing import TYPE_CHECKING, Final, final
 
 from toolctx._records import ToolResult
 from toolctx._text import message_of
-from toolctx._types.model import Analysis, Kind, Node
+from toolctx._types.messages import describe, show_value
+from toolctx._types.model import Analysis
+from toolctx._types.nodes import Kind, Node
 from toolctx._types.output import refuse
 from toolctx._types.output import to_json as unstructure_output
-from toolctx._types.validate import (
-    Compiler,
-    describe,
-    problems_of,
-    render_path,
-    show_value,
-    unchanged_types,
-    unexpected,
-)
+from toolctx._types.problems import problems_of, render_path, unexpected
+from toolctx._types.scalars import unchanged_types
+from toolctx._types.validate import Compiler
 from toolctx.context.execution import CallRecorder, ExecutionContext
 from toolctx.context.session import Session
 from toolctx.exceptions import ArgumentError, ToolArgumentsError
@@ -47,7 +43,7 @@ from toolctx.exceptions import ArgumentError, ToolArgumentsError
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from toolctx._types.validate import Check, Problem
+    from toolctx._types.problems import Check, Problem
     from toolctx.tools.params import Param
 
 __all__ = ["ArgumentStructurer", "unstructure_output"]
