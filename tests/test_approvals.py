@@ -585,3 +585,35 @@ def test_providers_refuse_a_pending_result() -> None:
     ):
         with pytest.raises(ValueError, match="resume"):
             render(held)
+
+
+def test_the_span_of_the_run_carries_the_request_invocation_id() -> None:
+    """OpenTelemetry: one span, when the call runs, linked by invocation id."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+        InMemorySpanExporter,
+    )
+
+    from toolctx.otel import OpenTelemetryInterceptor
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    try:
+        d = Dispatcher(
+            _registry(),
+            interceptors=[OpenTelemetryInterceptor(tracer_provider=provider)],
+        )
+        held = d.dispatch(CALL)
+        assert held.approval is not None
+        assert exporter.get_finished_spans() == ()
+        d.resume(held.approval, approved=True)
+        (span,) = exporter.get_finished_spans()
+        assert span.attributes is not None
+        assert (
+            span.attributes["toolctx.invocation_id"]
+            == held.approval.invocation_id
+        )
+    finally:
+        provider.shutdown()

@@ -173,6 +173,11 @@ def _as_dispatcher(target: object) -> Dispatcher:
 
 def _sdk() -> type[Server[dict[str, Any]]]:
     try:
+        # Checked on every call: toolctx.mcp.lowlevel may be imported
+        # already while the SDK itself is gone (or blocked) now.
+        import mcp.server.lowlevel  # noqa: F401
+        import mcp_types  # noqa: F401
+
         from toolctx.mcp.lowlevel import ToolctxServer
     except ImportError as exc:
         raise McpUnavailableError(f"{_INSTALL_HINT} ({exc})") from exc
