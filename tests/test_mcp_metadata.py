@@ -16,8 +16,9 @@ import pytest
 
 from tests import mcp_app
 
-from toolctx import Registry, ToolAnnotations, tool
-from toolctx.mcp.wire import output_schema
+from toolctx import Dispatcher, Registry, ToolAnnotations, ToolCall, tool
+from toolctx.content import File
+from toolctx.providers import mcp as provider
 
 
 pytest.importorskip("mcp")
@@ -111,11 +112,32 @@ class TestToolMetadata:
         """A tool returning content parts lists no outputSchema."""
         assert "outputSchema" not in tools["picture"]
 
-    def test_output_schema_helper(self):
-        """output_schema() leaves objects alone and wraps everything else."""
-        assert output_schema({"type": "object"}) == ({"type": "object"}, False)
-        assert output_schema({"anyOf": [{"type": "object"}]})[1] is True
-        assert output_schema(None) == (None, False)
+    def test_an_optional_object_is_wrapped(self):
+        """An output that may be an object or null is no object schema: it is listed wrapped, and so is its structuredContent."""
+        registry = Registry()
+
+        @registry.tool
+        def find(key: str) -> dict[str, int] | None:
+            """Find a record."""
+            return {"hits": 1}
+
+        schema = listed(create_server(registry))["find"]["outputSchema"]
+        result = call(create_server(registry), "find", {"key": "k"})
+
+        assert schema["required"] == ["result"]
+        assert result.structured_content == {"result": {"hits": 1}}
+
+    def test_the_listing_is_the_providers(self):
+        """What a client lists is exactly toolctx.providers.mcp.tools() of the same registry: one implementation."""
+        types_tool = types.Tool.model_validate
+        ours = [
+            types_tool(entry).model_dump(
+                by_alias=True, mode="json", exclude_none=True
+            )
+            for entry in provider.tools(mcp_app.lively)
+        ]
+
+        assert list(listed(create_server(mcp_app.lively)).values()) == ours
 
 
 class TestStructuredContent:
@@ -156,8 +178,74 @@ class TestStructuredContent:
         assert text_of(result) == "Tool 'crash' failed: RuntimeError: no"
 
 
+class TestSameResultsAsTheProvider:
+    """The server answers with toolctx.providers.mcp.result_message()."""
+
+    @pytest.mark.parametrize(
+        ("name", "arguments"),
+        [
+            ("steps", {"n": 2}),
+            ("readings", {}),
+            ("reading", {}),
+            ("picture", {}),
+            ("crash", {"why": "no"}),
+            ("steps", {"n": "two"}),
+        ],
+        ids=["scalar", "array", "object", "parts", "raising", "bad"],
+    )
+    def test_each_result_is_the_providers(self, name, arguments):
+        """A client receives what result_message(result, registry) gives for the same call, structuredContent included."""
+        server = create_server(mcp_app.lively)
+        dispatched = Dispatcher(mcp_app.lively).dispatch(
+            ToolCall(name, arguments, "c1")
+        )
+        expected = types.CallToolResult.model_validate(
+            provider.result_message(dispatched, mcp_app.lively)
+        )
+
+        received = call(server, name, arguments)
+
+        assert received.content == expected.content
+        assert received.structured_content == expected.structured_content
+        assert received.is_error is expected.is_error
+
+
 class TestContentParts:
     """tools/call: Text, Image, Audio and File parts as MCP content."""
+
+    def test_a_utf8_text_file_is_a_text_resource(self):
+        """A text/* file in UTF-8 is an embedded text resource the model reads as text; the same bytes come back."""
+        registry = Registry()
+        notes = "Zürich: 21 °C\n".encode()
+
+        @registry.tool
+        def report() -> File:
+            """The day's notes."""
+            return File(notes, "text/plain", name="notes.txt")
+
+        [block] = call(create_server(registry), "report").content
+
+        assert isinstance(block, types.EmbeddedResource)
+        assert isinstance(block.resource, types.TextResourceContents)
+        assert block.resource.text.encode() == notes
+        assert block.resource.mime_type == "text/plain"
+        assert str(block.resource.uri) == "toolctx://part/1/notes.txt"
+
+    def test_a_text_file_not_in_utf8_is_a_blob(self):
+        """A text/* file whose bytes are not UTF-8 goes as a base64 blob, byte for byte."""
+        registry = Registry()
+        latin = "café".encode("latin-1")
+
+        @registry.tool
+        def legacy() -> File:
+            """An old export."""
+            return File(latin, "text/csv")
+
+        [block] = call(create_server(registry), "legacy").content
+
+        assert isinstance(block.resource, types.BlobResourceContents)
+        assert base64.b64decode(block.resource.blob) == latin
+        assert str(block.resource.uri) == "toolctx://part/1/file"
 
     def test_each_part_in_its_mcp_form(self):
         """Text is text, Image and Audio base64 image/audio content, File an embedded resource blob; no structuredContent."""

@@ -548,6 +548,86 @@ class TestCallTool:
         assert "nothing is allowed here" in text_of(result)
 
 
+def _bank() -> tuple[Dispatcher, list[str]]:
+    """A dispatcher whose transfers above 100 wait for a person, and the transfers that ran."""
+    ran: list[str] = []
+    registry = Registry()
+
+    def over_limit(call: ToolCall, context: ExecutionContext) -> bool:
+        return bool(call.arguments["amount"] > 100)
+
+    @registry.tool(needs_approval=over_limit)
+    def transfer(to: str, amount: int) -> str:
+        """Move money."""
+        ran.append(to)
+        return f"sent {amount} to {to}"
+
+    return Dispatcher(registry), ran
+
+
+class TestHeldCalls:
+    """tools/call of a tool declared needs_approval: MCP cannot wait for a person."""
+
+    @pytest.mark.parametrize("modern", [False, True], ids=["2025", "2026"])
+    def test_a_held_call_is_an_error_result_and_nothing_runs(self, modern):
+        """A call the tool's check holds is an isError result saying it needs a person's approval and what the operator can do; the tool does not run."""
+        dispatcher, ran = _bank()
+
+        result = call(
+            create_server(dispatcher),
+            "transfer",
+            {"to": "eve", "amount": 5000},
+            modern=modern,
+        )
+        text = text_of(result)
+
+        assert result.is_error is True
+        assert result.structured_content is None
+        assert text.startswith(
+            "Tool 'transfer' needs a person's approval before it runs, and "
+            "this MCP server cannot ask for it, so the call did not run"
+        )
+        assert "do not retry it" in text
+        assert "Dispatcher.resume" in text
+        assert "without needs_approval" in text
+        assert ran == []
+
+    def test_a_call_the_check_lets_through_runs(self):
+        """A call of the same tool that the check does not hold runs as usual."""
+        dispatcher, ran = _bank()
+
+        result = call(
+            create_server(dispatcher), "transfer", {"to": "bob", "amount": 5}
+        )
+
+        assert result.is_error is False
+        assert text_of(result) == "sent 5 to bob"
+        assert ran == ["bob"]
+
+    def test_logged_as_a_warning_with_the_request_to_resume(self, caplog):
+        """The refusal is a WARNING on "toolctx" whose record carries the ApprovalRequest; resuming it with the dispatcher runs the call out of band."""
+        dispatcher, ran = _bank()
+
+        with caplog.at_level(logging.WARNING, logger="toolctx"):
+            result = call(
+                create_server(dispatcher),
+                "transfer",
+                {"to": "eve", "amount": 5000},
+            )
+        [record] = [r for r in caplog.records if r.name == "toolctx"]
+        request = record.approval
+
+        assert record.levelno == logging.WARNING
+        assert record.exc_info is None
+        assert text_of(result) in record.getMessage()
+        assert request.invocation_id in text_of(result)
+        assert dict(request.call.arguments) == {"to": "eve", "amount": 5000}
+        assert f"(call id {request.call.id}," in record.getMessage()
+        done = dispatcher.resume(request, approved=True)
+        assert done.output == "sent 5000 to eve"
+        assert ran == ["eve"]
+
+
 class TestCallContext:
     """The ExecutionContext a tools/call runs in."""
 

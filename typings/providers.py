@@ -152,5 +152,6 @@ def _mcp(result: ToolResult) -> None:
     assert_type(listing, list[mcp.ToolDict])
     message = mcp.result_message(result)
     assert_type(message, mcp.CallToolResultDict)
+    assert_type(mcp.result_message(result, registry), mcp.CallToolResultDict)
     mcp_types.CallToolResult.model_validate(message)
     mcp_types.ListToolsResult.model_validate({"tools": listing})

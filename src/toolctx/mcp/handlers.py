@@ -2,9 +2,14 @@
 
 :class:`Handlers` lists the registry's tools (built once per registry
 change, see :mod:`toolctx.mcp.wire`), dispatches each ``tools/call`` in
-the context its request gives (:mod:`toolctx.mcp.request`), relays the
-call's progress when the request asked for it, and tells connected
-clients when the registry changes (:mod:`toolctx.mcp.notify`).
+the context its request gives (:mod:`toolctx.mcp.request`), answers with
+:func:`toolctx.providers.mcp.result_message`, relays the call's progress
+when the request asked for it, and tells connected clients when the
+registry changes (:mod:`toolctx.mcp.notify`).
+
+A call held for approval (``@tool(needs_approval=...)``) cannot wait for
+a person here: it is answered with an ``isError`` result saying so, and
+nothing runs.
 
 Every failed call (an ``isError`` result) is logged on the ``toolctx``
 logger, with the traceback of the exception behind it: host-side only,
@@ -23,8 +28,6 @@ import weakref
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, cast, final
 
-import attrs
-
 from toolctx._records import ToolCall, ToolResult
 from toolctx.context.execution import ExecutionContext
 from toolctx.exceptions import (
@@ -35,7 +38,8 @@ from toolctx.exceptions import (
 )
 from toolctx.mcp.notify import ListChanged, ProgressRelay, progress_token
 from toolctx.mcp.request import request_info
-from toolctx.mcp.wire import Listed, call_result, tool_entry
+from toolctx.mcp.wire import Listing
+from toolctx.providers.mcp import result_message
 
 
 if TYPE_CHECKING:
@@ -49,6 +53,7 @@ if TYPE_CHECKING:
         ServerRequestContext,
     )
 
+    from toolctx._records import ApprovalRequest
     from toolctx.dispatch.dispatcher import Dispatcher
     from toolctx.mcp.request import ContextFactory, McpRequestInfo
     from toolctx.tools.registry import Registry
@@ -61,15 +66,6 @@ _INVALID_PARAMS = -32602  # JSON-RPC 2.0: invalid params
 _log = logging.getLogger("toolctx.mcp.server")
 _calls_log = logging.getLogger("toolctx")
 _REFUSALS = (UnknownToolError, ToolArgumentsError, ToolDenied, ApprovalDenied)
-
-
-@final
-@attrs.frozen
-class _Listing:
-    """One ``tools/list`` answer and each tool's result shape."""
-
-    result: mcp_types.ListToolsResult
-    by_name: dict[str, Listed]
 
 
 @final
@@ -88,7 +84,7 @@ class Handlers:
         self.trust = trust
         self.list_changed = ListChanged()
         self.progress = ProgressRelay()
-        self._listing: _Listing | None = None
+        self._listing: Listing | None = None
         self._generation = 0
         _subscribe(self, dispatcher)
 
@@ -100,23 +96,13 @@ class Handlers:
         self._listing = None
         self.list_changed.changed()
 
-    def listing(self) -> _Listing:
+    def listing(self) -> Listing:
         """The current listing, built once per registry change."""
         listing = self._listing
         if listing is not None:
             return listing
         generation = self._generation
-        listed = [
-            tool_entry(d) for d in self.dispatcher.registry.definitions()
-        ]
-        import mcp_types
-
-        # Validated once per change: the model fills the fields each
-        # protocol version requires (resultType, cache hints).
-        result = mcp_types.ListToolsResult.model_validate(
-            {"tools": [item.entry for item in listed]}
-        )
-        listing = _Listing(result, {i.entry["name"]: i for i in listed})
+        listing = Listing.of(self.dispatcher.registry)
         if generation == self._generation:  # no change while building
             self._listing = listing
         return listing
@@ -152,7 +138,7 @@ class Handlers:
             self.list_changed.watch(ctx)
         elif method == "tools/list" and isinstance(result, dict):
             with _answering("tools/list"):
-                _restore_schemas(result, self.listing())
+                self.listing().restore_schemas(result)
         return result
 
     # -- tools/call -------------------------------------------------------
@@ -185,11 +171,15 @@ class Handlers:
                         result = await self.dispatcher.adispatch(
                             call, template
                         )
+            held = result.approval
+            if held is not None:
+                result = _unapprovable(result)
             if result.is_error:
-                _log_failure(result)
-            message = call_result(result, self.listing().by_name.get(name))
+                _log_failure(result, held)
+            message = result_message(result, self.dispatcher.registry)
         # A dict is a valid handler result; the SDK validates it on the way
-        # out, so building the pydantic model here would be done twice.
+        # out (filling resultType on the 2026 protocol), so building the
+        # pydantic model here would be done twice.
         return cast("mcp_types.CallToolResult", message)
 
     async def _template(self, info: McpRequestInfo) -> ExecutionContext:
@@ -236,12 +226,44 @@ def _subscribe(handlers: Handlers, dispatcher: Dispatcher) -> None:
     stop_progress = dispatcher.on_progress(progressed)
 
 
-def _log_failure(result: ToolResult) -> None:
-    """Log a failed call for the host: its message and traceback."""
+def _unapprovable(held: ToolResult) -> ToolResult:
+    """The error result answering a call held for approval over MCP.
+
+    The client cannot wait for a person through this server, and nothing
+    ran: the model is told so, and the operator what to do about it.
+    """
+    name = held.name[:100]
+    error = (
+        f"Tool {name!r} needs a person's approval before it runs, and "
+        "this MCP server cannot ask for it, so the call did not run "
+        f"(invocation {held.invocation_id}). Tell the user that it needs "
+        "approval; do not retry it. The server's operator can approve it "
+        "out of band and resume it with Dispatcher.resume, or serve the "
+        "tool without needs_approval."
+    )
+    return ToolResult(
+        name=held.name,
+        call_id=held.call_id,
+        invocation_id=held.invocation_id,
+        is_error=True,
+        error=error,
+        duration_ns=held.duration_ns,
+    )
+
+
+def _log_failure(
+    result: ToolResult, held: ApprovalRequest | None = None
+) -> None:
+    """Log a failed call for the host: its message and traceback.
+
+    A call refused because it needs approval is logged with its
+    :class:`~toolctx.ApprovalRequest` as the record's ``approval``, for
+    a handler that keeps it to resume later.
+    """
     exc = result.exception
-    # The call was refused (the model's or the policy's to fix), or it ran
-    # and failed: the tool raised, timed out or returned what cannot be
-    # sent (a bug or an outage to look at).
+    # The call was refused (the model's or the policy's to fix, or held
+    # for a person), or it ran and failed: the tool raised, timed out or
+    # returned what cannot be sent (a bug or an outage to look at).
     refused = exc is None or isinstance(exc, _REFUSALS)
     _calls_log.log(
         logging.WARNING if refused else logging.ERROR,
@@ -251,6 +273,7 @@ def _log_failure(result: ToolResult) -> None:
         result.invocation_id or None,
         result.error,
         exc_info=exc,
+        extra=None if held is None else {"approval": held},
     )
 
 
@@ -320,20 +343,3 @@ def _internal_error(
         "the error id to the server's operator."
     )
     raise MCPError(code=_INTERNAL_ERROR, message=message) from None
-
-
-def _restore_schemas(result: dict[str, Any], listing: _Listing) -> None:
-    listed = result.get("tools")
-    if not isinstance(listed, list):
-        return
-    for entry in cast("list[object]", listed):
-        if not isinstance(entry, dict):
-            continue
-        tool = cast("dict[str, Any]", entry)
-        ours = listing.by_name.get(tool.get("name", ""))
-        if ours is None:
-            continue
-        for key in ("inputSchema", "outputSchema"):
-            schema = ours.entry.get(key)
-            if schema is not None and tool.get(key) == schema:
-                tool[key] = schema

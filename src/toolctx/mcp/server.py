@@ -2,8 +2,9 @@
 
 :func:`create_server` builds a low-level ``mcp.server.lowlevel.Server``
 whose ``tools/list`` is the registry's tools, in order, with their JSON
-Schemas as they are (plus ``title``, ``annotations`` and ``outputSchema``,
-see :mod:`toolctx.mcp.wire`), and whose ``tools/call`` runs each call through
+Schemas as they are (plus ``title``, ``annotations`` and
+``outputSchema``, see :mod:`toolctx.providers.mcp`), and whose
+``tools/call`` runs each call through
 :meth:`Dispatcher.adispatch <toolctx.Dispatcher.adispatch>` in an
 :class:`~toolctx.ExecutionContext` filled from the MCP request:
 

@@ -21,19 +21,38 @@ __all__ = [
     "ImageContentDict",
     "TextContentDict",
     "TextResourceContentsDict",
+    "ToolAnnotationsDict",
     "ToolDict",
 ]
+
+
+class ToolAnnotationsDict(TypedDict, total=False):
+    """A tool's ``annotations``: only the hints its definition sets.
+
+    .. versionadded:: 0.2.0
+    """
+
+    readOnlyHint: bool
+    destructiveHint: bool
+    idempotentHint: bool
+    openWorldHint: bool
 
 
 class ToolDict(TypedDict):
     """One entry of a ``tools/list`` result.
 
+    ``title``, ``outputSchema`` and ``annotations`` are present when the
+    tool's definition has them.
+
     .. versionadded:: 0.2.0
     """
 
     name: str
+    title: NotRequired[str]
     description: str
     inputSchema: dict[str, Any]
+    outputSchema: NotRequired[dict[str, Any]]
+    annotations: NotRequired[ToolAnnotationsDict]
 
 
 class TextContentDict(TypedDict):
@@ -112,9 +131,14 @@ ContentBlockDict = (
 class CallToolResultDict(TypedDict):
     """The result of a ``tools/call`` request.
 
+    ``resultType`` is always ``"complete"``: the 2026-07-28 protocol
+    requires it, and clients of earlier versions ignore it (the SDK drops
+    it for them).
+
     .. versionadded:: 0.2.0
     """
 
     content: list[ContentBlockDict]
     isError: bool
+    resultType: Literal["complete"]
     structuredContent: NotRequired[dict[str, Any]]

@@ -10,6 +10,10 @@ values are typed (:class:`ToolDict`, :class:`CallToolResultDict`); a
 content result's parts become MCP image, audio and embedded resource
 content.
 
+These are the shapes toolctx's own server (:mod:`toolctx.mcp`) sends:
+a host that runs its own MCP server and answers with them sends exactly
+what ``toolctx serve`` would.
+
 Example:
     >>> from toolctx import Dispatcher, Registry
     >>> from toolctx.providers import mcp
@@ -25,10 +29,11 @@ Example:
     >>> [call] = mcp.parse_calls(request)
     >>> call.id
     '7'
-    >>> result = mcp.result_message(Dispatcher(registry).dispatch(call))
-    >>> result
-    {'content': [{'type': 'text', 'text': '5'}], 'isError': False}
-    >>> response = {"jsonrpc": "2.0", "id": request["id"], "result": result}
+    >>> result = Dispatcher(registry).dispatch(call)
+    >>> message = mcp.result_message(result, registry)
+    >>> message["content"], message["structuredContent"]
+    ([{'type': 'text', 'text': '5'}], {'result': 5})
+    >>> response = {"jsonrpc": "2.0", "id": request["id"], "result": message}
 
 .. versionadded:: 0.1.0
 """
@@ -36,11 +41,11 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 from urllib.parse import quote
 
 from toolctx._records import ToolCall, ToolResult
-from toolctx.content import Audio, File, Image, Part, Text
+from toolctx.content import Audio, File, Image, Part, Text, parts_of
 from toolctx.exceptions import ProviderPayloadError
 from toolctx.providers._mcp_params import (
     AudioContentDict,
@@ -51,6 +56,7 @@ from toolctx.providers._mcp_params import (
     ImageContentDict,
     TextContentDict,
     TextResourceContentsDict,
+    ToolAnnotationsDict,
     ToolDict,
 )
 from toolctx.providers._payload import (
@@ -64,11 +70,15 @@ from toolctx.providers._payload import (
 from toolctx.providers._render import (
     b64,
     check_result,
-    content_parts,
     content_text,
+    error_text,
     plain,
 )
-from toolctx.tools.registry import Registry
+
+
+if TYPE_CHECKING:
+    from toolctx._records import ToolDefinition
+    from toolctx.tools.registry import Registry
 
 
 __all__ = [
@@ -80,6 +90,7 @@ __all__ = [
     "ImageContentDict",
     "TextContentDict",
     "TextResourceContentsDict",
+    "ToolAnnotationsDict",
     "ToolDict",
     "parse_calls",
     "result_message",
@@ -88,6 +99,13 @@ __all__ = [
 
 _PROVIDER = "mcp"
 _METHOD = "tools/call"
+_HINTS: Final = (
+    ("read_only", "readOnlyHint"),
+    ("destructive", "destructiveHint"),
+    ("idempotent", "idempotentHint"),
+    ("open_world", "openWorldHint"),
+)
+_DEFS: Final = ("$defs", "definitions")
 _INPUT: Final = (
     "a tools/call JSON-RPC request, a CallToolRequest, its params "
     "(name and arguments) or a list of requests (dicts or mcp objects)"
@@ -97,20 +115,121 @@ _INPUT: Final = (
 def tools(registry: Registry) -> list[ToolDict]:
     """Return MCP ``Tool`` objects, in registration order.
 
-    Each is ``{"name", "description", "inputSchema"}``, a fresh copy; put
-    the list under ``"tools"`` in a ``tools/list`` result.
+    Each is ``{"name", "title", "description", "inputSchema",
+    "outputSchema", "annotations"}``, a fresh copy, with ``title``,
+    ``outputSchema`` and ``annotations`` only when the definition has
+    them; put the list under ``"tools"`` in a ``tools/list`` result.
+    ``annotations`` holds the hints that are set (``readOnlyHint``,
+    ``destructiveHint``, ``idempotentHint``, ``openWorldHint``).
+    ``outputSchema`` is the tool's output schema when it describes an
+    object (also the object a top-level ``$ref`` points to, a dataclass
+    or model output); MCP wants an object there, so any other schema is
+    wrapped as ``{"type": "object", "properties": {"result": <schema>},
+    "required": ["result"]}``, as the SDK's ``MCPServer`` and FastMCP do,
+    with its ``$defs`` moved to the wrapper, where its references point.
+    :func:`result_message` with the same registry then sends
+    ``structuredContent`` to match.
+
+    Example:
+        >>> from toolctx import Registry, ToolAnnotations
+        >>> registry = Registry()
+        >>> @registry.tool(annotations=ToolAnnotations(read_only=True))
+        ... def count(word: str) -> int:
+        ...     '''Count the letters of a word.'''
+        ...     return len(word)
+        >>> [entry] = tools(registry)
+        >>> entry["outputSchema"]["properties"], entry["annotations"]
+        ({'result': {'type': 'integer'}}, {'readOnlyHint': True})
 
     .. versionadded:: 0.1.0
-    .. versionchanged:: 0.2.0 Typed (:class:`ToolDict`).
+    .. versionchanged:: 0.2.0 Typed (:class:`ToolDict`); ``title``,
+       ``outputSchema`` and ``annotations``.
     """
-    return [
-        {
+    return [_tool(definition) for definition in registry.definitions()]
+
+
+def _tool(definition: ToolDefinition) -> ToolDict:
+    """One ``tools/list`` entry, keys in the order MCP lists them."""
+    entry: ToolDict
+    if definition.title is None:
+        entry = {
             "name": definition.name,
             "description": definition.description,
             "inputSchema": plain(definition.parameters),
         }
-        for definition in registry.definitions()
-    ]
+    else:
+        entry = {
+            "name": definition.name,
+            "title": definition.title,
+            "description": definition.description,
+            "inputSchema": plain(definition.parameters),
+        }
+    schema = _output_schema(definition.output_schema)
+    if schema is not None:
+        entry["outputSchema"] = schema
+    annotations = definition.annotations
+    if annotations is not None:
+        hints = {
+            key: getattr(annotations, name)
+            for name, key in _HINTS
+            if getattr(annotations, name) is not None
+        }
+        if hints:
+            entry["annotations"] = cast("ToolAnnotationsDict", hints)
+    return entry
+
+
+def _output_schema(
+    schema: Mapping[str, Any] | None,
+) -> dict[str, Any] | None:
+    """The ``outputSchema`` listed for a tool's output *schema*.
+
+    Example:
+        >>> _output_schema({"type": "integer"})
+        {'type': 'object', 'properties': {'result': {'type': 'integer'}}, 'required': ['result']}
+        >>> _output_schema({"type": "object"})
+        {'type': 'object'}
+        >>> _output_schema(None) is None
+        True
+    """  # noqa: E501 - a doctest line
+    if schema is None:
+        return None
+    copied: dict[str, Any] = plain(schema)
+    if not _wrapped(copied):
+        target = _object_ref(copied)
+        if target is None:
+            return copied
+        # {"$ref": "#/$defs/Model", "$defs": ...}: the model's object
+        return {**plain(target), "$defs": copied["$defs"]}
+    wrapper: dict[str, Any] = {
+        "type": "object",
+        "properties": {"result": copied},
+        "required": ["result"],
+    }
+    for key in _DEFS:  # where the "#/$defs/..." references point
+        if key in copied:
+            wrapper[key] = copied.pop(key)
+    return wrapper
+
+
+def _wrapped(schema: Mapping[str, Any]) -> bool:
+    """Whether :func:`_output_schema` wraps *schema* (nothing copied)."""
+    return schema.get("type") != "object" and _object_ref(schema) is None
+
+
+def _object_ref(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The object definition a ``{"$ref", "$defs"}`` schema points to."""
+    ref = schema.get("$ref")
+    defs = schema.get("$defs")
+    if len(schema) != 2 or not isinstance(defs, Mapping):  # noqa: PLR2004
+        return None
+    if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+        return None
+    target = cast("Mapping[str, Any]", defs).get(ref.removeprefix("#/$defs/"))
+    if not isinstance(target, Mapping):
+        return None
+    target = cast("Mapping[str, Any]", target)
+    return target if target.get("type") == "object" else None
 
 
 def parse_calls(payload: object) -> list[ToolCall]:
@@ -178,39 +297,87 @@ def _call(request: Mapping[str, Any], what: str) -> ToolCall:
     )
 
 
-def result_message(result: ToolResult) -> CallToolResultDict:
+def result_message(
+    result: ToolResult, registry: Registry | None = None
+) -> CallToolResultDict:
     """Return the ``CallToolResult`` answering one call.
 
-    ``{"content": [{"type": "text", "text": text}], "isError": bool}``
-    where *text* is the error message for an error result, else the output
-    (a ``str`` as is, anything else as compact JSON). When the output is a
-    JSON object it is also sent as ``structuredContent``. A content result
-    sends one block per part: ``text``, ``image`` and ``audio`` blocks
-    (base64 data) and, for a file, an embedded ``resource`` (its text for
-    a UTF-8 ``text/*`` file, else a base64 ``blob``) at
-    ``toolctx://part/<n>/<name>``. Tool failures are results with
+    ``{"content": [{"type": "text", "text": text}], "isError": bool,
+    "resultType": "complete"}`` where *text* is the error message for an
+    error result, else the output (a ``str`` as is, anything else as
+    compact JSON). ``resultType`` is required by the 2026-07-28 protocol
+    and ignored by clients of earlier versions.
+
+    JSON output is also sent as ``structuredContent``, shaped by the
+    ``outputSchema`` that :func:`tools` lists for the tool in *registry*:
+    ``{"result": output}`` when that schema is wrapped (a non-object
+    output), the output itself when it is an object. Without *registry*,
+    or for a tool that is not in it or has no output schema, an object
+    output is sent as it is and any other output has none. Pass the
+    registry you listed: a client such as the SDK's checks
+    ``structuredContent`` against the listed ``outputSchema`` and rejects
+    a result without it.
+
+    A content result sends one block per part, and no
+    ``structuredContent``: ``text``, ``image`` and ``audio`` blocks
+    (base64 data) and, for a file, an embedded ``resource`` at
+    ``toolctx://part/<n>/<name>`` (*n* counts the parts from 1; ``file``
+    without a name): a text resource for a ``text/*`` file in UTF-8 (the
+    model reads it as text, and the bytes round-trip exactly), a base64
+    ``blob`` for any other file. Tool failures are results with
     ``"isError": true``, as MCP asks, never JSON-RPC errors. Host-only
     fields never appear.
 
+    Args:
+        result: The dispatcher's result.
+        registry: The registry whose tools :func:`tools` listed.
+
     Raises:
         TypeError: *result* is not a :class:`~toolctx.ToolResult`.
+        ValueError: *result* is waiting for approval (``result.approval``
+            is set): nothing ran; send the result of
+            :meth:`Dispatcher.resume <toolctx.Dispatcher.resume>` instead.
+
+    Example:
+        >>> from toolctx import Registry, ToolResult
+        >>> registry = Registry()
+        >>> @registry.tool
+        ... def count(word: str) -> int:
+        ...     '''Count the letters of a word.'''
+        ...     return len(word)
+        >>> result_message(ToolResult(name="count", output=4), registry)
+        {'content': [{'type': 'text', 'text': '4'}], 'isError': False, 'resultType': 'complete', 'structuredContent': {'result': 4}}
 
     .. versionadded:: 0.1.0
-    .. versionchanged:: 0.2.0 Typed; content results.
-    """
+    .. versionchanged:: 0.2.0 Typed; content results; *registry*;
+       ``resultType``.
+    """  # noqa: E501 - a doctest line
     result = check_result(result, "result_message")
-    parts = content_parts(result)
-    content: list[ContentBlockDict]
-    if parts is None:
-        content = [{"type": "text", "text": content_text(result)}]
-    else:
-        content = [_block(part, i) for i, part in enumerate(parts, 1)]
+    if result.is_error:
+        return {
+            "content": [{"type": "text", "text": error_text(result)}],
+            "isError": True,
+            "resultType": "complete",
+        }
+    output = result.output
+    parts = parts_of(output)
+    if parts is not None:
+        return {
+            "content": [_block(part, i) for i, part in enumerate(parts, 1)],
+            "isError": False,
+            "resultType": "complete",
+        }
     message: CallToolResultDict = {
-        "content": content,
-        "isError": bool(result.is_error),
+        "content": [{"type": "text", "text": content_text(result)}],
+        "isError": False,
+        "resultType": "complete",
     }
-    if not result.is_error and isinstance(result.output, Mapping):
-        message["structuredContent"] = plain(result.output)
+    entry = None if registry is None else registry.entry(result.name)
+    schema = None if entry is None else entry.definition.output_schema
+    if schema is not None and _wrapped(schema):
+        message["structuredContent"] = {"result": plain(output)}
+    elif isinstance(output, Mapping):
+        message["structuredContent"] = plain(output)
     return message
 
 
