@@ -709,7 +709,13 @@ class TestTargets:
         )
 
         assert (done.returncode, done.stderr) == (0, "")
-        assert done.stdout.splitlines() == ["ping", "whoami", "work", "pixel"]
+        assert done.stdout.splitlines() == [
+            "ping",
+            "whoami",
+            "work",
+            "pixel",
+            "wire",
+        ]
 
     def test_file_path_call_runs_the_tool(self, place):
         """A tool of a file target runs, using the module the file imports."""
@@ -1110,7 +1116,7 @@ class TestServeHttp:
         assert line == (
             f"toolctx: serving 5 tools over MCP at http://127.0.0.1:{port}/mcp"
         )
-        assert out["tools"] == ["ping", "whoami", "work", "pixel"]
+        assert out["tools"] == ["ping", "whoami", "work", "pixel", "wire"]
         assert out["ping"].content[0].text == "pong"
         assert any(kind.startswith("text/event-stream") for kind, _ in seen)
         assert len(sessions) == 1
