@@ -363,16 +363,48 @@ class TestResume:
         assert d.resume(held.approval, approved=True).output is not None
 
     def test_audit_links_the_request_and_the_run(self) -> None:
-        """The audit record of the run carries the request's invocation id."""
+        """Audit: "pending" when held, then the run, by one invocation id."""
         sink = MemoryAuditSink()
         d = Dispatcher(_registry(), interceptors=[AuditLog(sink)])
-        held = d.dispatch(CALL)
+        held = d.dispatch(CALL, CTX)
         assert held.approval is not None
-        assert sink.records == []
         d.resume(held.approval, approved=True)
-        assert [r.invocation_id for r in sink.records] == [
-            held.approval.invocation_id
+        again = d.dispatch(CALL, CTX)
+        assert again.approval is not None
+        d.resume(again.approval, approved=False, reason="no")
+        assert [
+            (r.outcome, r.invocation_id, r.user_id) for r in sink.records
+        ] == [
+            ("pending", held.invocation_id, "grace"),
+            ("ok", held.invocation_id, "grace"),
+            ("pending", again.invocation_id, "grace"),
+            ("declined", again.invocation_id, "grace"),
         ]
+
+    def test_an_on_approval_hook_that_raises_is_logged(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """The call is still held; the other hooks still hear."""
+        heard: list[str] = []
+
+        class Broken(PassThrough):
+            def on_approval(
+                self, call: Any, context: Any, result: Any
+            ) -> None:
+                raise RuntimeError("hook bug")
+
+        class Listening(PassThrough):
+            def on_approval(
+                self, call: Any, context: Any, result: Any
+            ) -> None:
+                heard.append(context.invocation_id)
+
+        d = Dispatcher(_registry(), interceptors=[Broken(), Listening()])
+        with caplog.at_level("ERROR", logger="toolctx"):
+            held = d.dispatch(CALL)
+        assert held.approval is not None
+        assert heard == [held.invocation_id]
+        assert "hook bug" in caplog.text
 
 
 class TestConcurrency:
@@ -587,8 +619,8 @@ def test_providers_refuse_a_pending_result() -> None:
             render(held)
 
 
-def test_the_span_of_the_run_carries_the_request_invocation_id() -> None:
-    """OpenTelemetry: one span, when the call runs, linked by invocation id."""
+def test_spans_link_the_request_and_the_run() -> None:
+    """OpenTelemetry: a tool_approval span, then the run's, by invocation id."""
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
@@ -607,13 +639,18 @@ def test_the_span_of_the_run_carries_the_request_invocation_id() -> None:
         )
         held = d.dispatch(CALL)
         assert held.approval is not None
-        assert exporter.get_finished_spans() == ()
         d.resume(held.approval, approved=True)
-        (span,) = exporter.get_finished_spans()
-        assert span.attributes is not None
+        requested, ran = exporter.get_finished_spans()
+        assert requested.name == "tool_approval send_email"
+        assert ran.name == "execute_tool send_email"
+        assert requested.attributes is not None
+        assert ran.attributes is not None
+        assert requested.attributes["toolctx.approval"] == "requested"
+        assert "gen_ai.operation.name" not in requested.attributes
         assert (
-            span.attributes["toolctx.invocation_id"]
-            == held.approval.invocation_id
+            requested.attributes["toolctx.invocation_id"]
+            == ran.attributes["toolctx.invocation_id"]
+            == held.invocation_id
         )
     finally:
         provider.shutdown()

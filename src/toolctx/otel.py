@@ -292,6 +292,30 @@ class OpenTelemetryInterceptor:
             span.end()
         return result
 
+    def on_approval(
+        self, call: ToolCall, context: ExecutionContext, result: ToolResult
+    ) -> None:
+        """Trace a call held for approval, or declined, as a short span.
+
+        The span is named ``tool_approval {tool name}``, carries the
+        call's ids (``toolctx.invocation_id`` is the one the approved run's
+        ``execute_tool`` span will have) and ``toolctx.approval``:
+        ``"requested"`` or ``"declined"``. Nothing ran, so it has no
+        ``gen_ai.operation.name``.
+
+        .. versionadded:: 0.2.0
+        """
+        attributes = self._start_attributes(call, context)
+        del attributes[_OPERATION_NAME]
+        attributes["toolctx.approval"] = (
+            "requested" if result.approval is not None else "declined"
+        )
+        self._tracer.start_span(
+            f"tool_approval {call.name}",
+            kind=trace.SpanKind.INTERNAL,
+            attributes=attributes,
+        ).end()
+
     def _start_attributes(
         self, call: ToolCall, context: ExecutionContext
     ) -> dict[str, AttributeValue]:

@@ -111,6 +111,7 @@ class Core:
         "limits",
         "listeners",
         "names",
+        "on_approval",
         "progress",
     )
 
@@ -132,6 +133,13 @@ class Core:
         # its reports to: None while nobody listens (the common case).
         self.listeners: tuple[Callable[[ToolProgress], object], ...] = ()
         self.progress: Callable[[ToolProgress], None] | None = None
+        # Interceptors' optional on_approval(call, context, result) hooks:
+        # told when a call is held and when a held call is declined.
+        self.on_approval: tuple[Callable[..., object], ...] = tuple(
+            hook
+            for hook in (getattr(i, "on_approval", None) for i in interceptors)
+            if callable(hook)
+        )
 
     def listen(
         self, listener: Callable[[ToolProgress], object]
@@ -241,9 +249,31 @@ class Core:
         raising would (no interceptor has run).
         """
         try:
-            return pending(call, ctx, entry, self.limits, start)
+            held = pending(call, ctx, entry, self.limits, start)
         except BaseException as exc:  # noqa: BLE001 - failure re-raises
             return error_result(call, ctx, self.failure(call, exc), start)
+        if held is not None:
+            self.tell_approval(call, ctx, held)
+        return held
+
+    def tell_approval(
+        self, call: ToolCall, ctx: ExecutionContext, result: ToolResult
+    ) -> None:
+        """Tell the interceptors' ``on_approval`` hooks of *result*.
+
+        A hook that raises is logged and the others still hear.
+        """
+        for hook in self.on_approval:
+            try:
+                hook(call, ctx, result)
+            except Exception:  # noqa: BLE001 - a hook never breaks a call
+                _log.exception(
+                    "An interceptor's on_approval hook (%r) raised for tool "
+                    "%r (invocation %s); the call goes on.",
+                    hook,
+                    call.name,
+                    ctx.invocation_id,
+                )
 
     # -- after the body ------------------------------------------------------
 

@@ -596,7 +596,9 @@ class Dispatcher:
         session = context if isinstance(context, Session) else None
         self._claims.claim(request, session)
         if not approved:
-            return denied_result(request, reason), session
+            declined = denied_result(request, reason)
+            self._core.tell_approval(request.call, template, declined)
+            return declined, session
         resumed = self._core.prepare(
             request.call, template, None, start, request.invocation_id
         )

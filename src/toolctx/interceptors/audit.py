@@ -19,10 +19,12 @@ from toolctx._frozen import freeze_mapping
 from toolctx._records import ToolCall, ToolResult
 from toolctx._types.decode import decode_json
 from toolctx.context.execution import ExecutionContext
-from toolctx.exceptions import ToolDenied
+from toolctx.exceptions import ApprovalDenied, ToolDenied
 
 
-AuditOutcome: TypeAlias = Literal["ok", "error", "denied"]
+AuditOutcome: TypeAlias = Literal[
+    "ok", "error", "denied", "pending", "declined"
+]
 """How a call ended, as recorded by :class:`AuditLog`.
 
 .. versionadded:: 0.1.0
@@ -68,7 +70,11 @@ class AuditRecord:
         agent_id: Which agent made the call.
         turn: The turn within the session.
         outcome: ``"ok"``, ``"error"`` or ``"denied"`` (an interceptor or
-            the tool raised :class:`~toolctx.ToolDenied`).
+            the tool raised :class:`~toolctx.ToolDenied`); for a call that
+            needs approval, ``"pending"`` when it is held and
+            ``"declined"`` when a person declines it (the run, if
+            approved, is recorded as any call, with the same
+            ``invocation_id``).
         error: The error message the model got, or None.
         error_type: The class name of the exception behind the error.
         duration_ns: How long the dispatch took, in nanoseconds.
@@ -121,8 +127,12 @@ class AuditRecord:
 
 
 def _outcome(result: ToolResult) -> AuditOutcome:
+    if result.approval is not None:
+        return "pending"
     if not result.is_error:
         return "ok"
+    if isinstance(result.exception, ApprovalDenied):
+        return "declined"
     if isinstance(result.exception, ToolDenied):
         return "denied"
     return "error"
@@ -260,6 +270,20 @@ class AuditLog:
             what = f"the sink {self._sink!r}"
             _audit_failed(call, context, result, record, what)
         return result
+
+    def on_approval(
+        self, call: ToolCall, context: ExecutionContext, result: ToolResult
+    ) -> None:
+        """Record a call held for approval, or declined, like a finished one.
+
+        The dispatcher calls this (interceptors' ``before``/``after`` see a
+        call only when it really runs); the record's outcome is
+        ``"pending"`` or ``"declined"``, its ``invocation_id`` the one the
+        approved run will have.
+
+        .. versionadded:: 0.2.0
+        """
+        self.after(call, context, result)
 
     def build_record(
         self, call: ToolCall, context: ExecutionContext, result: ToolResult
