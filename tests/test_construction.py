@@ -35,16 +35,11 @@ from toolctx import (
     ExecutionContext,
     ToolCall,
     ToolResult,
-    _records,
+    _builders,
 )
+from toolctx._builders import Builders, builders, record_builder
 from toolctx._frozen import deep_freeze, freeze_mapping
-from toolctx._records import (
-    Builders,
-    builders,
-    frozen_view,
-    new_result,
-    record_builder,
-)
+from toolctx._records import frozen_view, new_result
 from toolctx.context.execution import CallRecorder, derive_call_context
 
 
@@ -437,7 +432,7 @@ class TestRecordBuilder:
     def test_the_fast_builder_is_used_where_it_is_safe(self) -> None:
         """On GIL builds dispatch uses the fast builders, else the slots."""
         free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
-        assert _records.PLAIN_STORES is not free_threaded
+        assert _builders.PLAIN_STORES is not free_threaded
         for function in (derive_call_context, new_result):
             pair = builders(function)
             assert isinstance(pair, Builders)
@@ -455,7 +450,7 @@ class TestRecordBuilder:
         monkeypatch.setattr(
             sys, "_is_gil_enabled", lambda: False, raising=False
         )
-        assert _records._free_threaded()
+        assert _builders._free_threaded()
 
     def test_the_package_works_on_the_slot_path(self) -> None:
         """A process that takes the free-threaded path dispatches the same.
@@ -471,7 +466,8 @@ class TestRecordBuilder:
             from toolctx import Dispatcher, ExecutionContext, Registry
             from toolctx import ToolCall, ToolResult, execution_context
             from toolctx.context.execution import derive_call_context
-            from toolctx._records import builders, new_result
+            from toolctx._builders import builders
+            from toolctx._records import new_result
 
             assert builders(derive_call_context).fast is None
             assert builders(new_result).fast is None
@@ -517,7 +513,7 @@ class TestRecordBuilder:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """Where plain stores are unsafe, the descriptor path is the one."""
-        monkeypatch.setattr(_records, "PLAIN_STORES", False)
+        monkeypatch.setattr(_builders, "PLAIN_STORES", False)
 
         @record_builder(Sample)
         def sample(a: int, b: str, c: tuple[int, ...]) -> Sample:
@@ -583,15 +579,15 @@ class TestRecordBuilder:
     ) -> None:
         """The import-time probe rejects another layout or frozen stores."""
         builder = type("Builder", (Sample,), dict(namespace))
-        assert not _records._round_trips(Sample, builder)
+        assert not _builders._round_trips(Sample, builder)
 
     def test_the_probe_accepts_the_plain_store_subclass(self) -> None:
         """The subclass record_builder makes does round-trip."""
-        if not _records.PLAIN_STORES:
+        if not _builders.PLAIN_STORES:
             pytest.skip("free-threaded: no plain-store subclass")
-        builder = _records._plain_store_class(Sample)
+        builder = _builders._plain_store_class(Sample)
         assert builder is not None
-        assert _records._round_trips(Sample, builder)
+        assert _builders._round_trips(Sample, builder)
 
 
 def _no_exception(record: Any) -> Any:

@@ -40,6 +40,7 @@ LAYERS: list[tuple[int, str]] = [
     (0, "toolctx._docstrings"),
     (0, "toolctx._frozen"),
     (0, "toolctx._ids"),
+    (0, "toolctx._builders"),
     (1, "toolctx.exceptions"),
     (2, "toolctx._types"),
     (3, "toolctx._records"),

@@ -10,6 +10,7 @@ from typing import Any, TypeVar, final, overload
 
 import attrs
 
+from toolctx._builders import record_builder
 from toolctx._frozen import (
     EMPTY_METADATA,
     EMPTY_STATE,
@@ -17,7 +18,7 @@ from toolctx._frozen import (
     freeze_mapping,
 )
 from toolctx._ids import new_invocation_id
-from toolctx._records import ToolProgress, ToolResult, record_builder
+from toolctx._records import ToolProgress, ToolResult
 from toolctx.context.keys import MISSING, ContextKey, RawValue
 from toolctx.exceptions import MissingContextValueError, ScopeError
 
