@@ -107,7 +107,12 @@ EMPTY_VALUES = freeze_mapping({}, "ExecutionContext.values")
 
 
 def thaw(value: object) -> Any:
-    """Return frozen JSON data as plain JSON data: dicts and lists."""
+    """A deep copy of JSON-like *value* made of plain dicts and lists.
+
+    Mappings (read-only ones included) become ``dict``; lists, tuples and
+    frozensets ``list``; everything else is returned as it is. The copy
+    shares nothing mutable with *value*, so callers may change it freely.
+    """
     if isinstance(value, Mapping):
         return {key: thaw(item) for key, item in value.items()}
     if isinstance(value, (tuple, list, frozenset)):

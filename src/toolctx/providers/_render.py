@@ -17,12 +17,17 @@ from __future__ import annotations
 import base64
 import json
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Final, cast
+from collections.abc import Iterable
+from typing import Final, cast
 
+from toolctx._frozen import thaw
 from toolctx._records import ToolResult
 from toolctx.content import Audio, File, Image, Part, Text, parts_of
 from toolctx.exceptions import ProviderPayloadError
+
+
+plain = thaw
+"""A plain dict/list copy of JSON data (:func:`toolctx._frozen.thaw`)."""
 
 
 TEXT_ONLY: Final = "this API's tool messages carry text only"
@@ -174,20 +179,6 @@ def compact_json(value: object, tool_name: str) -> str:
             "bool or None."
         )
         raise TypeError(msg) from None
-
-
-def plain(value: Any) -> Any:
-    """A deep copy of JSON-like *value* made of plain dicts and lists.
-
-    Mappings (read-only ones included) become ``dict``, lists and tuples
-    ``list``; everything else is returned as it is. The copy shares
-    nothing mutable with *value*, so callers may change it freely.
-    """
-    if isinstance(value, Mapping):
-        return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(item) for item in value]
-    return value
 
 
 def require_call_id(result: ToolResult, *, provider: str, field: str) -> str:
