@@ -26,7 +26,7 @@ from toolctx.context.execution import ExecutionContext
 from toolctx.context.session import Session
 from toolctx.dispatch.dispatcher import Dispatcher
 from toolctx.exceptions import ProviderSchemaError
-from toolctx.providers._dialects import openai_strict
+from toolctx.providers._dialects_openai import openai_strict
 from toolctx.providers._render import content_parts, content_text, plain
 from toolctx.providers.openai import responses_result_item
 

@@ -1,31 +1,14 @@
-"""Rewrite a tool's JSON Schema for a provider's dialect.
+"""The shared core of the schema dialects: one walk over a tool's schema.
 
-Two providers accept less than JSON Schema 2020-12:
-
-* **OpenAI strict mode** (``strict: true``) needs every object closed
-  (``additionalProperties: false``) with *all* its properties required,
-  a type on every value, and no tuple (``prefixItems``) or conditional
-  keywords. :func:`openai_strict` makes optional properties required (the
-  model then always sends a value; the default moves into the
-  description), inlines ``$ref`` that carry sibling keywords, turns
-  ``oneOf`` into ``anyOf`` and drops annotations strict mode rejects
-  (``default``, ``uniqueItems``, ``minLength``...). What it cannot express
-  (free-form ``dict[str, T]`` or ``Any`` values, tuples) raises
-  :class:`ProviderSchemaError`.
-* **Gemini** ``parametersJsonSchema`` supports a documented subset:
-  ``$id, $defs, $ref, $anchor, type, format, title, description, enum``
-  (strings and numbers), ``items, prefixItems, minItems, maxItems,
-  minimum, maximum, anyOf, oneOf, properties, additionalProperties,
-  required`` and ``propertyOrdering``; a ``$ref`` may have no sibling
-  keywords, and recursive references may only go through non-required
-  properties. :func:`gemini` inlines every non-recursive ``$ref``, keeps
-  ``$defs`` only for recursive classes (and checks the recursion rule),
-  rewrites ``const`` and ``enum`` members that are not strings or numbers,
-  and drops the other keywords (a ``default`` moves into the
-  description).
-
-Dropping a constraint only loosens what the model is told: the dispatcher
-still validates the arguments against the tool's real parameters.
+Two providers accept less than JSON Schema 2020-12, OpenAI strict mode
+(``_dialects_openai``) and Gemini's ``parametersJsonSchema``
+(``_dialects_gemini``); both rewrites walk the schema with a
+:class:`Walker` (the root's ``$defs``, and errors naming the tool, the
+place and a fix) and share the steps here: folding a one-element
+``allOf``, splitting an enum by JSON type, moving a ``default`` into the
+description and attaching the ``$defs`` still referenced. Dropping a
+constraint only loosens what the model is told: the dispatcher still
+validates the arguments against the tool's real parameters.
 """
 
 from __future__ import annotations
@@ -42,67 +25,8 @@ from toolctx.providers._render import plain
 
 Schema = dict[str, Any]
 
-_DEF_CONTAINERS: Final = ("$defs", "definitions")
+DEF_CONTAINERS: Final = ("$defs", "definitions")
 
-# The string formats strict mode accepts; others are dropped.
-_OPENAI_FORMATS: Final = frozenset(
-    {
-        "date-time",
-        "time",
-        "date",
-        "duration",
-        "email",
-        "hostname",
-        "ipv4",
-        "ipv6",
-        "uuid",
-    }
-)
-# Keywords each dialect takes over as they are. Any keyword not listed
-# (nor rebuilt by the walker) is dropped: that only loosens what the model
-# is told, never what the dispatcher accepts.
-_OPENAI_KEEP: Final = frozenset(
-    {
-        "type",
-        "description",
-        "title",
-        "enum",
-        "const",
-        "pattern",
-        "format",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "multipleOf",
-        "minItems",
-        "maxItems",
-    }
-)
-_GEMINI_KEEP: Final = frozenset(
-    {
-        "$id",
-        "$anchor",
-        "type",
-        "format",
-        "title",
-        "description",
-        "enum",
-        "minItems",
-        "maxItems",
-        "minimum",
-        "maximum",
-        "required",
-        "propertyOrdering",
-    }
-)
-# Keywords rebuilt by the OpenAI-strict walker.
-_STRUCTURAL: Final = (
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-)
 # Keywords whose meaning no rewrite can keep: the schema is refused.
 _UNSUPPORTED: Final = (
     "not",
@@ -119,18 +43,18 @@ _UNSUPPORTED: Final = (
 )
 
 
-class _Walker:
+class Walker:
     """Shared state of one rewrite: the root, its ``$defs``, errors."""
 
     def __init__(self, provider: str, tool: str, root: Schema) -> None:
         self.provider = provider
         self.tool = tool
         self.defs: dict[str, Schema] = {}
-        for container in _DEF_CONTAINERS:
+        for container in DEF_CONTAINERS:
             found = root.get(container)
             if isinstance(found, Mapping):
                 for name, sub in found.items():
-                    self.defs[f"#/{container}/{_escape(name)}"] = sub
+                    self.defs[f"#/{container}/{escape(name)}"] = sub
 
     def error(self, path: str, problem: str, fix: str) -> ProviderSchemaError:
         """A ProviderSchemaError naming the tool, the place and a fix."""
@@ -172,205 +96,7 @@ class _Walker:
                 )
 
 
-def openai_strict(parameters: Mapping[str, Any], *, tool: str) -> Schema:
-    """*parameters* rewritten for OpenAI strict mode (a fresh dict).
-
-    Raises:
-        ProviderSchemaError: The schema needs something strict mode lacks.
-    """
-    root = plain(parameters)
-    walker = _Walker("openai", tool, root)
-    if root.get("type") != "object":
-        raise walker.error(
-            "",
-            "the parameters are not a JSON object schema",
-            "Strict mode needs 'type': 'object' at the root.",
-        )
-    out = _strict(walker, root, "", is_root=True)
-    defs = {
-        ref: _strict(walker, dict(sub), ref[1:])
-        for ref, sub in walker.defs.items()
-    }
-    _attach_defs(out, defs)
-    return out
-
-
-def _strict(  # noqa: C901, PLR0912
-    walker: _Walker, node: Schema, path: str, *, is_root: bool = False
-) -> Schema:
-    """One OpenAI-strict subschema (``$defs`` handled by the caller)."""
-    walker.refused(node, path)
-    node = _merge_all_of(walker, node, path)
-    if "$ref" in node:
-        siblings = {k: v for k, v in node.items() if k != "$ref"}
-        if not _meaningful(siblings):
-            return {"$ref": node["$ref"]}
-        # Strict mode rejects "$ref" with siblings (a description, say):
-        # inline one level; references inside the target stay references.
-        merged = {**walker.target(node["$ref"], path), **siblings}
-        return _strict(walker, merged, path, is_root=is_root)
-    out: Schema = {}
-    for key, value in node.items():
-        if key in _OPENAI_KEEP:
-            if key != "format" or value in _OPENAI_FORMATS:
-                out[key] = value
-        elif key in {"anyOf", "oneOf"}:
-            if is_root:
-                raise walker.error(
-                    path,
-                    "the root is a union (anyOf)",
-                    "Strict mode needs a single object at the root.",
-                )
-            out["anyOf"] = [
-                _strict(walker, dict(sub), f"{path}/{key}/{i}")
-                for i, sub in enumerate(_schemas(walker, value, path))
-            ]
-        elif key in _STRUCTURAL:
-            out[key] = None  # a placeholder, to keep the key order
-    if not any(k in out for k in ("type", "anyOf", "enum", "const")):
-        raise walker.error(
-            path,
-            "the value has no type (an Any or object parameter)",
-            "Strict mode needs a type for every value: annotate it with a "
-            "concrete type, or pass strict=False.",
-        )
-    if "enum" in out and "type" not in out:
-        out = _typed_enum(out, bool_enum=True)
-    types = _types(out.get("type"))
-    if "object" in types:
-        _strict_object(walker, node, out, path, is_root=is_root)
-    if "array" in types:
-        _strict_array(walker, node, out, path)
-    for key in _STRUCTURAL:
-        if key in out and out[key] is None:
-            del out[key]
-    _note_default(out, node)
-    return out
-
-
-def _strict_object(
-    walker: _Walker,
-    node: Schema,
-    out: Schema,
-    path: str,
-    *,
-    is_root: bool,
-) -> None:
-    """Close an object and make all its properties required."""
-    extra = node.get("additionalProperties", False)
-    if extra is not False:
-        raise walker.error(
-            path,
-            "an object with free-form keys (additionalProperties, as "
-            "for dict[str, T]) is not supported",
-            "Strict mode needs every key listed: use a TypedDict or an "
-            "attrs class, or pass strict=False.",
-        )
-    properties = node.get("properties")
-    if not isinstance(properties, Mapping):
-        if not is_root:
-            raise walker.error(
-                path,
-                "an object without listed properties (a bare dict) is "
-                "not supported",
-                "Use a TypedDict or an attrs class, or pass strict=False.",
-            )
-        properties = {}
-    out["properties"] = {
-        name: _strict(walker, dict(sub), f"{path}/properties/{_escape(name)}")
-        for name, sub in properties.items()
-    }
-    out["required"] = list(properties)
-    out["additionalProperties"] = False
-
-
-def _strict_array(
-    walker: _Walker, node: Schema, out: Schema, path: str
-) -> None:
-    """Check and rewrite an array's ``items``."""
-    if "prefixItems" in node:
-        raise walker.error(
-            f"{path}/prefixItems",
-            "fixed-length tuples (prefixItems) are not supported",
-            "Use list[T] or a TypedDict/attrs class, or pass strict=False.",
-        )
-    items = node.get("items")
-    if not isinstance(items, Mapping):
-        raise walker.error(
-            path,
-            "the array does not say what its items are",
-            "Annotate the items (list[T]), or pass strict=False.",
-        )
-    out["items"] = _strict(walker, dict(items), f"{path}/items")
-
-
-def gemini(parameters: Mapping[str, Any], *, tool: str) -> Schema:
-    """*parameters* rewritten for Gemini's ``parametersJsonSchema``.
-
-    Raises:
-        ProviderSchemaError: A recursive type recurses only through
-            required properties, or the schema uses an unsupported keyword.
-    """
-    root = plain(parameters)
-    walker = _Walker("gemini", tool, root)
-    recursive = _recursive_refs(walker)
-    out = _gemini(walker, root, "", recursive)
-    defs = {
-        ref: _gemini(walker, dict(sub), ref[1:], recursive)
-        for ref, sub in walker.defs.items()
-        if ref in recursive
-    }
-    _attach_defs(out, defs)
-    return out
-
-
-def _gemini(  # noqa: C901
-    walker: _Walker, node: Schema, path: str, recursive: frozenset[str]
-) -> Schema:
-    """One Gemini subschema (``$defs`` handled by the caller)."""
-    walker.refused(node, path)
-    node = _merge_all_of(walker, node, path)
-    if "$ref" in node:
-        ref = node["$ref"]
-        if ref in recursive:
-            # Gemini allows no siblings next to "$ref" except "$..." keys.
-            return {k: v for k, v in node.items() if k.startswith("$")}
-        siblings = {k: v for k, v in node.items() if k != "$ref"}
-        merged = {**walker.target(ref, path), **siblings}
-        return _gemini(walker, merged, path, recursive)
-    out: Schema = {}
-    for key, value in node.items():
-        where = f"{path}/{key}"
-        if key in _GEMINI_KEEP:
-            out[key] = value
-        elif key == "const":
-            out.setdefault("enum", [value])
-        elif key in {"anyOf", "oneOf", "prefixItems"}:
-            out[key] = [
-                _gemini(walker, dict(sub), f"{where}/{i}", recursive)
-                for i, sub in enumerate(_schemas(walker, value, path))
-            ]
-        elif key in {"items", "additionalProperties"}:
-            if isinstance(value, Mapping):
-                out[key] = _gemini(walker, dict(value), where, recursive)
-            elif key == "additionalProperties" and isinstance(value, bool):
-                out[key] = value
-        elif key == "properties" and isinstance(value, Mapping):
-            out[key] = {
-                name: _gemini(
-                    walker, dict(sub), f"{where}/{_escape(name)}", recursive
-                )
-                for name, sub in value.items()
-            }
-    if "enum" in out and not all(
-        json_type(v) in {"string", "number", "integer"} for v in out["enum"]
-    ):
-        out = _typed_enum(out, bool_enum=False)
-    _note_default(out, node)
-    return out
-
-
-def _typed_enum(node: Schema, *, bool_enum: bool) -> Schema:
+def typed_enum(node: Schema, *, bool_enum: bool) -> Schema:
     """Split an ``enum`` into one typed option per JSON type.
 
     ``{"enum": ["x", None, True]}`` becomes ``{"anyOf": [{"type":
@@ -394,7 +120,7 @@ def _typed_enum(node: Schema, *, bool_enum: bool) -> Schema:
     return {"anyOf": options, **rest}
 
 
-def _attach_defs(out: Schema, defs: Mapping[str, Schema]) -> None:
+def attach_defs(out: Schema, defs: Mapping[str, Schema]) -> None:
     """Put the *defs* (keyed by ``$ref``) that *out* uses under ``$defs``.
 
     Definitions no reference reaches any more (inlined ones) are left out.
@@ -426,93 +152,7 @@ def _refs_in(node: object) -> list[str]:
     return found
 
 
-def _recursive_refs(walker: _Walker) -> frozenset[str]:
-    """The ``$ref`` targets that can reach themselves.
-
-    Also enforces Gemini's rule that a cycle must pass through at least
-    one non-required property (Gemini unrolls recursion a few levels and
-    then drops the property, which a required one forbids).
-    """
-    edges: dict[str, list[tuple[str, bool, str]]] = {}
-    for ref, sub in walker.defs.items():
-        found: list[tuple[str, bool, str]] = []
-        _collect_refs(sub, ref[1:], optional=False, found=found)
-        edges[ref] = found
-    recursive = {ref for ref in edges if _reaches(edges, ref, ref)}
-    required_only = {
-        ref: [(t, False, p) for t, opt, p in found if not opt]
-        for ref, found in edges.items()
-    }
-    for ref in sorted(recursive):
-        if _reaches(required_only, ref, ref):
-            name = ref.rsplit("/", 1)[-1]
-            place = next(
-                p for t, opt, p in edges[ref] if not opt and t in recursive
-            )
-            raise walker.error(
-                place,
-                f"the recursive type {name!r} refers to itself only "
-                "through required fields",
-                "Gemini unrolls recursive types a few levels deep and "
-                "needs an optional field to stop at: give the recursive "
-                "field a default (for example `= None` with "
-                f"`{name} | None`).",
-            )
-    return frozenset(recursive)
-
-
-def _collect_refs(
-    node: object,
-    path: str,
-    *,
-    optional: bool,
-    found: list[tuple[str, bool, str]],
-) -> None:
-    """Append ``(ref, through_optional, path)`` for every ``$ref``."""
-    if isinstance(node, list):
-        for i, item in enumerate(node):
-            _collect_refs(item, f"{path}/{i}", optional=optional, found=found)
-        return
-    if not isinstance(node, Mapping):
-        return
-    ref = node.get("$ref")
-    if isinstance(ref, str):
-        found.append((ref, optional, path))
-    required = node.get("required") or []
-    for key, value in node.items():
-        if key in _DEF_CONTAINERS:
-            continue
-        if key == "properties" and isinstance(value, Mapping):
-            for name, sub in value.items():
-                _collect_refs(
-                    sub,
-                    f"{path}/properties/{_escape(name)}",
-                    optional=optional or name not in required,
-                    found=found,
-                )
-        elif isinstance(value, (Mapping, list)):
-            _collect_refs(
-                value, f"{path}/{key}", optional=optional, found=found
-            )
-
-
-def _reaches(
-    edges: Mapping[str, list[tuple[str, bool, str]]], start: str, goal: str
-) -> bool:
-    """Whether *goal* is reachable from *start* in one step or more."""
-    seen: set[str] = set()
-    todo = [target for target, _, _ in edges.get(start, [])]
-    while todo:
-        current = todo.pop()
-        if current == goal:
-            return True
-        if current not in seen:
-            seen.add(current)
-            todo.extend(target for target, _, _ in edges.get(current, []))
-    return False
-
-
-def _merge_all_of(walker: _Walker, node: Schema, path: str) -> Schema:
+def merge_all_of(walker: Walker, node: Schema, path: str) -> Schema:
     """Fold a one-element ``allOf`` into *node*; refuse longer ones."""
     all_of = node.get("allOf")
     if all_of is None:
@@ -527,19 +167,14 @@ def _merge_all_of(walker: _Walker, node: Schema, path: str) -> Schema:
     return {**plain(all_of[0]), **rest}
 
 
-def _schemas(walker: _Walker, value: object, path: str) -> list[Any]:
+def schemas(walker: Walker, value: object, path: str) -> list[Any]:
     """The subschemas of a list keyword, or an error."""
     if isinstance(value, list) and all(isinstance(v, Mapping) for v in value):
         return value
     raise walker.error(path, "a list of schemas is malformed", "Fix it.")
 
 
-def _meaningful(siblings: Mapping[str, Any]) -> bool:
-    """Whether ``$ref`` siblings say anything a dialect would keep."""
-    return any(not key.startswith("$") for key in siblings)
-
-
-def _note_default(out: Schema, source: Mapping[str, Any]) -> None:
+def note_default(out: Schema, source: Mapping[str, Any]) -> None:
     """Move a non-null ``default`` of *source* into *out*'s description."""
     if "default" not in source or source["default"] is None:
         return
@@ -553,16 +188,7 @@ def _note_default(out: Schema, source: Mapping[str, Any]) -> None:
     out["description"] = f"{text.rstrip()} {note}" if text else note
 
 
-def _types(value: object) -> set[str]:
-    """The JSON types named by a ``type`` keyword (a string or a list)."""
-    if isinstance(value, str):
-        return {value}
-    if isinstance(value, list):
-        return {v for v in value if isinstance(v, str)}
-    return set()
-
-
-def _escape(name: str) -> str:
+def escape(name: str) -> str:
     """*name* escaped as one JSON Pointer token."""
     return name.replace("~", "~0").replace("/", "~1")
 

@@ -53,7 +53,7 @@ from typing import Any, Final
 from toolctx._records import ToolCall, ToolResult
 from toolctx.content import File, Image, Part, Text
 from toolctx.exceptions import InvalidToolNameError
-from toolctx.providers._dialects import gemini as gemini_schema
+from toolctx.providers._dialects_gemini import gemini as gemini_schema
 from toolctx.providers._gemini_params import (
     ContentDict,
     FunctionDeclarationDict,

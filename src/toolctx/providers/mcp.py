@@ -47,6 +47,7 @@ from urllib.parse import quote
 from toolctx._records import ToolCall, ToolResult
 from toolctx.content import Audio, File, Image, Part, Text, parts_of
 from toolctx.exceptions import ProviderPayloadError
+from toolctx.providers._mcp_output import output_schema, wrapped
 from toolctx.providers._mcp_params import (
     AudioContentDict,
     BlobResourceContentsDict,
@@ -105,7 +106,6 @@ _HINTS: Final = (
     ("idempotent", "idempotentHint"),
     ("open_world", "openWorldHint"),
 )
-_DEFS: Final = ("$defs", "definitions")
 _INPUT: Final = (
     "a tools/call JSON-RPC request, a CallToolRequest, its params "
     "(name and arguments) or a list of requests (dicts or mcp objects)"
@@ -164,7 +164,7 @@ def _tool(definition: ToolDefinition) -> ToolDict:
             "description": definition.description,
             "inputSchema": plain(definition.parameters),
         }
-    schema = _output_schema(definition.output_schema)
+    schema = output_schema(definition.output_schema)
     if schema is not None:
         entry["outputSchema"] = schema
     annotations = definition.annotations
@@ -177,59 +177,6 @@ def _tool(definition: ToolDefinition) -> ToolDict:
         if hints:
             entry["annotations"] = cast("ToolAnnotationsDict", hints)
     return entry
-
-
-def _output_schema(
-    schema: Mapping[str, Any] | None,
-) -> dict[str, Any] | None:
-    """The ``outputSchema`` listed for a tool's output *schema*.
-
-    Example:
-        >>> _output_schema({"type": "integer"})
-        {'type': 'object', 'properties': {'result': {'type': 'integer'}}, 'required': ['result']}
-        >>> _output_schema({"type": "object"})
-        {'type': 'object'}
-        >>> _output_schema(None) is None
-        True
-    """  # noqa: E501 - a doctest line
-    if schema is None:
-        return None
-    copied: dict[str, Any] = plain(schema)
-    if not _wrapped(copied):
-        target = _object_ref(copied)
-        if target is None:
-            return copied
-        # {"$ref": "#/$defs/Model", "$defs": ...}: the model's object
-        return {**plain(target), "$defs": copied["$defs"]}
-    wrapper: dict[str, Any] = {
-        "type": "object",
-        "properties": {"result": copied},
-        "required": ["result"],
-    }
-    for key in _DEFS:  # where the "#/$defs/..." references point
-        if key in copied:
-            wrapper[key] = copied.pop(key)
-    return wrapper
-
-
-def _wrapped(schema: Mapping[str, Any]) -> bool:
-    """Whether :func:`_output_schema` wraps *schema* (nothing copied)."""
-    return schema.get("type") != "object" and _object_ref(schema) is None
-
-
-def _object_ref(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The object definition a ``{"$ref", "$defs"}`` schema points to."""
-    ref = schema.get("$ref")
-    defs = schema.get("$defs")
-    if len(schema) != 2 or not isinstance(defs, Mapping):  # noqa: PLR2004
-        return None
-    if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
-        return None
-    target = cast("Mapping[str, Any]", defs).get(ref.removeprefix("#/$defs/"))
-    if not isinstance(target, Mapping):
-        return None
-    target = cast("Mapping[str, Any]", target)
-    return target if target.get("type") == "object" else None
 
 
 def parse_calls(payload: object) -> list[ToolCall]:
@@ -374,7 +321,7 @@ def result_message(
     }
     entry = None if registry is None else registry.entry(result.name)
     schema = None if entry is None else entry.definition.output_schema
-    if schema is not None and _wrapped(schema):
+    if schema is not None and wrapped(schema):
         message["structuredContent"] = {"result": plain(output)}
     elif isinstance(output, Mapping):
         message["structuredContent"] = plain(output)

@@ -53,7 +53,16 @@ from typing import Any, Final
 
 from toolctx._records import ToolCall, ToolDefinition, ToolResult
 from toolctx.content import Audio, File, Image, Text
-from toolctx.providers._dialects import openai_strict
+from toolctx.providers._dialects_openai import openai_strict
+from toolctx.providers._openai_calls import (
+    CHAT_INPUT,
+    RESPONSES_INPUT,
+    chat_calls,
+    chat_items,
+    responses_calls,
+    responses_items,
+)
+from toolctx.providers._openai_calls import PROVIDER as _PROVIDER
 from toolctx.providers._openai_params import (
     ChatCompletionFunctionToolParam,
     ChatCompletionToolMessageParam,
@@ -64,15 +73,7 @@ from toolctx.providers._openai_params import (
     InputImagePart,
     InputTextPart,
 )
-from toolctx.providers._payload import (
-    as_list,
-    as_mapping,
-    keys_shown,
-    load,
-    make_call,
-    refuse,
-    unknown_dict,
-)
+from toolctx.providers._payload import as_list, load
 from toolctx.providers._render import (
     check_result,
     content_parts,
@@ -102,15 +103,6 @@ __all__ = [
     "tools",
 ]
 
-_PROVIDER = "openai"
-_CHAT_INPUT: Final = (
-    "a ChatCompletion, one of its choices, its message, the message's "
-    "tool_calls list or one tool call (dicts or openai objects)"
-)
-_RESPONSES_INPUT: Final = (
-    "a Responses API Response, its output list or one function_call item "
-    "(dicts or openai objects)"
-)
 # The image types the Responses API reads in an input_image part.
 _RESPONSES_IMAGES: Final = frozenset(
     {"image/png", "image/jpeg", "image/webp", "image/gif"}
@@ -191,92 +183,15 @@ def parse_calls(payload: object) -> list[ToolCall]:
     """
     data = load(payload)
     if isinstance(data, Mapping):
-        return _tool_calls(_chat_items(data))
-    items = as_list(data, _CHAT_INPUT, _PROVIDER)
+        return chat_calls(chat_items(data))
+    items = as_list(data, CHAT_INPUT, _PROVIDER)
     if items:
         first_item = load(items[0])
         if isinstance(first_item, Mapping) and (
             "message" in first_item or "delta" in first_item
         ):
-            return _tool_calls(_chat_items(first_item))  # completion.choices
-    return _tool_calls(items)
-
-
-def _chat_items(data: Mapping[str, Any]) -> list[Any]:
-    """The tool call list of a completion, choice, message or call."""
-    if "choices" in data:
-        if data.get("object") == "chat.completion.chunk":
-            raise _chunk()
-        choices = as_list(data["choices"], "'choices'", _PROVIDER)
-        if not choices:
-            return []
-        data = as_mapping(choices[0], "choices[0]", _PROVIDER)
-    if "delta" in data:
-        raise _chunk()
-    if "message" in data:
-        data = as_mapping(data["message"], "the choice's message", _PROVIDER)
-    if "function" in data and "tool_calls" not in data:
-        return [data]  # one tool call
-    if "tool_calls" in data or data.get("role") == "assistant":
-        return as_list(
-            data.get("tool_calls"), "the message's 'tool_calls'", _PROVIDER
-        )
-    if "output" in data:
-        got = (
-            "another API's payload (a Responses API response: use "
-            "parse_responses_calls())"
-        )
-    else:
-        got = unknown_dict(data)
-    raise refuse("parse_calls", got, _CHAT_INPUT, _PROVIDER)
-
-
-def _chunk() -> Exception:
-    return refuse(
-        "parse_calls",
-        "a streamed chunk (its tool calls arrive in pieces)",
-        "the whole completion: with the SDK's stream helper, "
-        "stream.get_final_completion()",
-        _PROVIDER,
-    )
-
-
-def _tool_calls(items: list[Any]) -> list[ToolCall]:
-    """ToolCalls from Chat Completions tool call items."""
-    calls: list[ToolCall] = []
-    for index, raw in enumerate(items):
-        item = as_mapping(raw, f"tool_calls[{index}]", _PROVIDER)
-        kind = item.get("type", "function")
-        if kind == "function_call":
-            raise refuse(
-                "parse_calls",
-                "a Responses API function_call item",
-                "it to parse_responses_calls()",
-                _PROVIDER,
-            )
-        if kind != "function":
-            continue
-        if "function" not in item:
-            raise refuse(
-                "parse_calls",
-                f"tool_calls[{index}] without 'function' (keys "
-                f"{keys_shown(item)})",
-                _CHAT_INPUT,
-                _PROVIDER,
-            )
-        function = as_mapping(
-            item["function"], f"tool_calls[{index}].function", _PROVIDER
-        )
-        calls.append(
-            make_call(
-                function.get("name"),
-                function.get("arguments"),
-                item.get("id"),
-                what=f"tool_calls[{index}]",
-                provider=_PROVIDER,
-            )
-        )
-    return calls
+            return chat_calls(chat_items(first_item))  # completion.choices
+    return chat_calls(items)
 
 
 def result_message(result: ToolResult) -> ChatCompletionToolMessageParam:
@@ -368,64 +283,10 @@ def parse_responses_calls(payload: object) -> list[ToolCall]:
     """
     data = load(payload)
     if isinstance(data, Mapping):
-        items = _responses_items(data)
+        items = responses_items(data)
     else:
-        items = as_list(data, _RESPONSES_INPUT, _PROVIDER)
-    calls: list[ToolCall] = []
-    for index, raw in enumerate(items):
-        item = as_mapping(raw, f"output[{index}]", _PROVIDER)
-        kind = item.get("type")
-        if kind == "function" or (kind is None and "function" in item):
-            raise refuse(
-                "parse_responses_calls",
-                "a Chat Completions tool call",
-                "Chat Completions payloads to parse_calls()",
-                _PROVIDER,
-            )
-        if kind is None:
-            raise refuse(
-                "parse_responses_calls",
-                f"output[{index}] without a 'type' (keys {keys_shown(item)})",
-                _RESPONSES_INPUT,
-                _PROVIDER,
-            )
-        if kind != "function_call":
-            continue
-        calls.append(
-            make_call(
-                item.get("name"),
-                item.get("arguments"),
-                item.get("call_id"),
-                what=f"output[{index}]",
-                provider=_PROVIDER,
-            )
-        )
-    return calls
-
-
-def _responses_items(data: Mapping[str, Any]) -> list[Any]:
-    """The output items of a response, or the one item given."""
-    kind = data.get("type")
-    if "output" in data and kind != "function_call_output":
-        return as_list(data["output"], "the 'output' list", _PROVIDER)
-    if kind == "function_call":
-        return [data]
-    if isinstance(kind, str) and kind.startswith("response."):
-        got = f"a stream event ({kind!r}); its function call arrives in pieces"
-        expected = (
-            "the final response: stream.get_final_response(), or the "
-            "'response' of the 'response.completed' event"
-        )
-    elif "choices" in data or "tool_calls" in data:
-        got = (
-            "another API's payload (a Chat Completions payload: use "
-            "parse_calls())"
-        )
-        expected = _RESPONSES_INPUT
-    else:
-        got = unknown_dict(data)
-        expected = _RESPONSES_INPUT
-    raise refuse("parse_responses_calls", got, expected, _PROVIDER)
+        items = as_list(data, RESPONSES_INPUT, _PROVIDER)
+    return responses_calls(items)
 
 
 def responses_result_item(result: ToolResult) -> FunctionCallOutput:
