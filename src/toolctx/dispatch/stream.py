@@ -17,31 +17,37 @@ interceptors' ``after`` and recorded in the session. What the tool raises
 in a step or while it closes is a tool failure on that result; only the
 consumer's own cancellation (and ``KeyboardInterrupt``-like exceptions)
 propagate.
+
+The call's state (progress, chunks, result) is in ``_stream_state``.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from functools import partial
 from time import perf_counter_ns
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
-from toolctx._records import ToolCall, ToolChunk, ToolProgress, ToolResult
+from toolctx._records import ToolCall, ToolResult
 from toolctx.context.current import SEAM, get_current
-from toolctx.context.execution import recorder_of
 from toolctx.dispatch import workers
-from toolctx.dispatch.core import Core, Prepared
+from toolctx.dispatch._stream_state import (
+    Item,
+    Open,
+    areplay,
+    begin,
+    collect_progress,
+    drained,
+    replay,
+)
+from toolctx.dispatch.core import Core
 from toolctx.dispatch.steps import (
     Failure,
     await_tool,
-    cancelled,
     check_no_loop,
-    error_result,
-    ok_result,
     resolve_template,
     thread_result,
 )
@@ -55,158 +61,18 @@ if TYPE_CHECKING:
     from toolctx.context.session import Session
 
 
-Item = ToolChunk | ToolProgress | ToolResult
-"""What a stream yields."""
+__all__ = [
+    "areplay",
+    "check_call",
+    "collect_progress",
+    "replay",
+    "stream_async",
+    "stream_sync",
+    "streams",
+]
 
 
-def collect_progress(core: Core, p: Prepared) -> deque[ToolProgress]:
-    """Keep *p*'s progress reports for its stream, still sent to listeners.
-
-    Reports may come from threads the tool started: a deque's ``append``
-    and ``popleft`` are atomic, so the stream drains it as it goes.
-    """
-    pending: deque[ToolProgress] = deque()
-    recorder = recorder_of(p.ctx)
-    assert recorder is not None  # noqa: S101 - every prepared call has one
-    forward = core.progress
-    if forward is None:
-        recorder.progress = pending.append
-    else:
-
-        def both(report: ToolProgress) -> None:
-            pending.append(report)
-            forward(report)
-
-        recorder.progress = both
-    return pending
-
-
-def drained(pending: deque[ToolProgress]) -> Iterator[ToolProgress]:
-    """The reports kept so far, oldest first, removed as they go."""
-    while pending:
-        yield pending.popleft()
-
-
-def replay(pending: deque[ToolProgress], result: ToolResult) -> Iterator[Item]:
-    """The stream of a call that has run: its progress, then its result."""
-    yield from drained(pending)
-    yield result
-
-
-async def areplay(
-    run: Callable[[], Awaitable[tuple[deque[ToolProgress], ToolResult]]],
-) -> AsyncIterator[Item]:
-    """The async stream of a call that runs when iterated."""
-    pending, result = await run()
-    for report in drained(pending):
-        yield report
-    yield result
-
-
-class _Open:
-    """A stream's call once prepared, and the chunks it has handed over."""
-
-    __slots__ = ("chunks", "core", "ended", "p", "pending", "session")
-
-    def __init__(
-        self, core: Core, p: Prepared, session: Session | None
-    ) -> None:
-        self.core = core
-        self.p = p
-        self.session = session
-        self.pending = collect_progress(core, p)
-        self.chunks: list[Any] = []
-        # Set once the call's one result is being built: nothing else is
-        # recorded for it afterwards, whatever happens.
-        self.ended = False
-
-    def record(self, result: ToolResult) -> ToolResult:
-        """Finish with *result*: interceptors' ``after``, then the session."""
-        self.ended = True
-        p = self.p
-        result = self.core.end(p.call, p.ctx, p.ran, result)
-        if self.session is not None:
-            self.session.record(result)
-        return result
-
-    def chunk(self, item: Any) -> ToolChunk:
-        """Record *item* as the next chunk (through the chunk step)."""
-        p = self.p
-        try:
-            data = p.entry.chunk(item)
-        except BaseException as exc:  # noqa: BLE001 - failure re-raises
-            raise self.core.failure(p.call, exc) from None
-        chunks = self.chunks
-        chunk = ToolChunk(
-            name=p.call.name,
-            call_id=p.call.id,
-            invocation_id=p.ctx.invocation_id,
-            index=len(chunks),
-            data=data,
-        )
-        chunks.append(data)
-        return chunk
-
-    def ended_with(self, failure: Failure | None) -> ToolResult:
-        """The result of a stream that ran to its end (or failed).
-
-        An error result holds the chunks so far, or None if there are
-        none (as dispatch gives for a first step that fails).
-        """
-        p = self.p
-        if failure is None:
-            result = ok_result(p.call, p.ctx, self.chunks, p.start)
-        else:
-            result = error_result(
-                p.call, p.ctx, failure, p.start, self.chunks or None
-            )
-        return self.record(result)
-
-    def abandoned(self, failure: Failure | None, *, unwinding: bool) -> None:
-        """Record a stream that stopped before its end.
-
-        The result is the tool's own *failure* if closing its generator
-        raised, else a cancelled call; either way it holds the chunks so
-        far (None if there are none) and applies no state change.
-        *unwinding*: an exception other than the consumer's ``close()``
-        propagates, and the interceptors' ``after`` must not replace it.
-        """
-        core, p = self.core, self.p
-        result = error_result(
-            p.call,
-            p.ctx,
-            cancelled(p.call) if failure is None else failure,
-            p.start,
-            self.chunks or None,
-        )
-        if not unwinding:
-            self.record(result)
-            return
-        self.ended = True
-        if p.ran:
-            core.unwind(p.call, p.ctx, p.ran, result)
-        if self.session is not None:
-            self.session.record(result)
-
-
-def _begin(  # noqa: PLR0917 - the parts of a call
-    core: Core,
-    call: ToolCall,
-    template: ExecutionContext,
-    bound: ExecutionContext | None,
-    session: Session | None,
-    start: int,
-) -> _Open | ToolResult:
-    """Prepare the call; the finished result if it cannot run."""
-    p = core.prepare(call, template, bound, start)
-    if type(p) is not Prepared:
-        if session is not None:
-            session.record(p)
-        return p
-    return _Open(core, p, session)
-
-
-def _create(state: _Open) -> Any:
+def _create(state: Open) -> Any:
     """Create the tool's generator with the call's context bound."""
     p = state.p
     entry = p.entry
@@ -263,7 +129,7 @@ def _sync_chunks(  # noqa: PLR0917 - the parts of a call
     session: Session | None,
     start: int,
 ) -> Iterator[Item]:
-    state = _begin(core, call, template, bound, session, start)
+    state = begin(core, call, template, bound, session, start)
     if isinstance(state, ToolResult):
         yield state
         return
@@ -298,7 +164,7 @@ def _sync_chunks(  # noqa: PLR0917 - the parts of a call
 
 
 def _sync_next(
-    state: _Open,
+    state: Open,
     ctx: ExecutionContext,
     gen: Any,
     loop: asyncio.AbstractEventLoop | None,
@@ -320,7 +186,7 @@ def _sync_next(
 
 
 def _close_sync(
-    state: _Open, gen: Any, loop: asyncio.AbstractEventLoop | None
+    state: Open, gen: Any, loop: asyncio.AbstractEventLoop | None
 ) -> Failure | None:
     """Close the tool's generator with its context bound; its failure."""
     if gen is None:
@@ -339,7 +205,7 @@ def _close_sync(
 
 
 def _abandon_sync(
-    state: _Open,
+    state: Open,
     gen: Any,
     loop: asyncio.AbstractEventLoop | None,
     *,
@@ -387,7 +253,7 @@ async def _async_chunks(  # noqa: PLR0917 - the parts of a call
     session: Session | None,
     start: int,
 ) -> AsyncIterator[Item]:
-    state = _begin(core, call, template, bound, session, start)
+    state = begin(core, call, template, bound, session, start)
     if isinstance(state, ToolResult):
         yield state
         return
@@ -418,7 +284,7 @@ async def _async_chunks(  # noqa: PLR0917 - the parts of a call
     yield result
 
 
-async def _async_next(state: _Open, ctx: ExecutionContext, gen: Any) -> Any:
+async def _async_next(state: Open, ctx: ExecutionContext, gen: Any) -> Any:
     """An async generator's next item, resumed with *ctx* bound."""
     token = SEAM.bind(ctx)
     try:
@@ -431,14 +297,14 @@ async def _async_next(state: _Open, ctx: ExecutionContext, gen: Any) -> Any:
         SEAM.unbind(token)
 
 
-async def _thread_next(state: _Open, ctx: ExecutionContext, gen: Any) -> Any:
+async def _thread_next(state: Open, ctx: ExecutionContext, gen: Any) -> Any:
     """A sync generator's next item, from a worker thread seeing *ctx*."""
     return _thread_value(
         state, await _run_in_thread(ctx, partial(next, gen, _DONE))
     )
 
 
-def _thread_value(state: _Open, outcome: tuple[bool, Any]) -> Any:
+def _thread_value(state: Open, outcome: tuple[bool, Any]) -> Any:
     """The value of a worker-thread step; what the tool raised, a failure."""
     try:
         return thread_result(outcome)
@@ -473,7 +339,7 @@ async def _run_in_thread(
     return step.result()
 
 
-async def _close_async(state: _Open, gen: Any) -> Failure | None:
+async def _close_async(state: Open, gen: Any) -> Failure | None:
     """Close the tool's generator with its context bound; its failure.
 
     An async generator closes in the consumer's task, a sync one in a
@@ -503,7 +369,7 @@ async def _close_async(state: _Open, gen: Any) -> Failure | None:
 
 
 async def _abandon_async(
-    state: _Open, gen: Any, *, stop: BaseException
+    state: Open, gen: Any, *, stop: BaseException
 ) -> None:
     """Close the tool's generator and record a stream *stop* ended."""
     try:
