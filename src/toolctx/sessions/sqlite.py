@@ -10,18 +10,14 @@ import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from types import TracebackType
-from typing import Any, ClassVar, NamedTuple, final
+from typing import Any, ClassVar, final
 
 from typing_extensions import Self
 
 from toolctx.context.session import Session
-from toolctx.exceptions import (
-    SessionAccessError,
-    SessionSchemaError,
-    SessionStoreError,
-)
+from toolctx.exceptions import SessionAccessError, SessionStoreError
+from toolctx.sessions._sqlite_database import Row, database_message, migrate
 from toolctx.sessions.store import (
-    MAX_SHOWN,
     TenantOf,
     check_expected,
     check_id,
@@ -34,35 +30,6 @@ from toolctx.sessions.store import (
 
 
 __all__ = ["SQLiteSessionStore"]
-
-
-class _Row(NamedTuple):
-    """One row of ``toolctx_sessions``, in column order."""
-
-    session_id: str
-    tenant: str
-    turn: int
-    version: int
-    updated_at: str
-    data: str
-
-
-_SCHEMA = (
-    """
-    CREATE TABLE toolctx_sessions (
-        session_id TEXT PRIMARY KEY NOT NULL,
-        tenant TEXT NOT NULL,
-        turn INTEGER NOT NULL,
-        version INTEGER NOT NULL,
-        updated_at TEXT NOT NULL,
-        data TEXT NOT NULL
-    )
-    """,
-    """
-    CREATE INDEX toolctx_sessions_by_tenant
-        ON toolctx_sessions (tenant, updated_at)
-    """,
-)
 
 
 @final
@@ -250,7 +217,7 @@ class SQLiteSessionStore:
             check_write(owner, version, tenant, session.id, expected_version)
             self._write(
                 conn,
-                _Row(
+                Row(
                     session.id,
                     tenant,
                     session.turn,
@@ -286,7 +253,7 @@ class SQLiteSessionStore:
     def _write(
         self,
         conn: sqlite3.Connection,
-        row: _Row,
+        row: Row,
         *,
         exists: bool,
     ) -> None:
@@ -364,53 +331,9 @@ class SQLiteSessionStore:
         try:
             yield
         except sqlite3.Error as exc:
-            raise SessionStoreError(self._database_message(exc)) from exc
-
-    def _database_message(self, exc: sqlite3.Error) -> str:
-        where = f"The session database {self._path!r}"
-        text = str(exc)[:MAX_SHOWN]
-        if type(exc) is sqlite3.DatabaseError:  # SQLITE_CORRUPT, _NOTADB
-            return (
-                f"{where} is damaged or is not an SQLite database ({text}). "
-                "Restore the file from a backup, or open the store on "
-                "another path."
-            )
-        if "locked" in text or "busy" in text:
-            return (
-                f"{where} stayed locked by another connection ({text}). "
-                "Retry, or open the store with a longer timeout=..."
-            )
-        return f"{where} failed: {type(exc).__name__}: {text}."
+            raise SessionStoreError(database_message(self._path, exc)) from exc
 
     def _migrate(self) -> None:
         """Create the schema, or check that the file's is one we read."""
         with self._transaction() as conn:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS toolctx_meta "
-                "(key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL)"
-            )
-            row = conn.execute(
-                "SELECT value FROM toolctx_meta WHERE key = 'schema_version'"
-            ).fetchone()
-            if row is None:
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO toolctx_meta (key, value) "
-                    "VALUES ('schema_version', ?)",
-                    (self.SCHEMA_VERSION,),
-                )
-                return
-            found = row[0]
-            if found != self.SCHEMA_VERSION:
-                raise SessionSchemaError(self._schema_message(found))
-
-    def _schema_message(self, found: object) -> str:
-        head = (
-            f"The session database {self._path!r} has schema version "
-            f"{found!r}; this version of toolctx reads version "
-            f"{self.SCHEMA_VERSION}."
-        )
-        if type(found) is int and found > self.SCHEMA_VERSION:
-            return f"{head} It was written by a newer toolctx: upgrade."
-        return f"{head} No toolctx writes that version: use another file."
+            migrate(conn, self._path, self.SCHEMA_VERSION)
