@@ -174,7 +174,13 @@ def _candidates(target: str, obj: griffe.Object) -> list[str]:
 
 
 def _public_path(path: str, documented: set[str]) -> str | None:
-    """Map a canonical ``toolctx._private.Name`` path to a documented one."""
+    """Map a canonical ``toolctx._private.Name`` path to a documented one.
+
+    The name re-exported at the root (``toolctx.Name``) or further up
+    (``toolctx.x.Name`` for ``toolctx.x.y.Name``) first, then the path
+    without its private modules (``toolctx.exceptions.Name`` for
+    ``toolctx.exceptions._calls.Name``, a package re-exporting them).
+    """
     if path in documented:
         return path
     parts = path.split(".")
@@ -182,7 +188,8 @@ def _public_path(path: str, documented: set[str]) -> str | None:
         candidate = "toolctx." + ".".join(parts[start:])
         if candidate in documented:
             return candidate
-    return None
+    public = ".".join(part for part in parts if not part.startswith("_"))
+    return public if public in documented else None
 
 
 def _role(

@@ -160,6 +160,17 @@ class TestGriffeExtension:
             "[`toolctx._records.ToolCall`][toolctx.ToolCall]"
         )
 
+    def test_role_in_private_submodule_links_package_name(
+        self, ext: ModuleType, package: Any
+    ) -> None:
+        """A package's private module's object links the package's name."""
+        text = ":class:`toolctx.exceptions._calls.ArgumentError`"
+        documented = {"toolctx.exceptions.ArgumentError"}
+        assert ext.convert(text, package, documented) == (
+            "[`toolctx.exceptions._calls.ArgumentError`]"
+            "[toolctx.exceptions.ArgumentError]"
+        )
+
     def test_titled_role(self, ext: ModuleType, package: Any) -> None:
         """A role with an explicit title keeps the title as link text."""
         text = ":meth:`Dispatcher.adispatch <toolctx.Dispatcher.adispatch>`"

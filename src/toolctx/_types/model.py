@@ -11,7 +11,8 @@ class; their fields are analysed once per class into
 looked up with :meth:`Analysis.info`. What typing forms are spelled as
 lives in :mod:`~toolctx._types.forms`, what ``Annotated`` metadata says
 in :mod:`~toolctx._types.metadata`, what a class declares in
-:mod:`~toolctx._types.classes`.
+:mod:`~toolctx._types.classes`, and how its fields become nodes in
+:mod:`~toolctx._types.class_info`.
 
 Everything else derives from the tree: the JSON Schema
 (:mod:`toolctx._types.schema`) renders nodes, never hints. A hint the
@@ -56,7 +57,13 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import typing_extensions
 
-from toolctx._types.classes import class_doc, enum_values, init_fields
+from toolctx._types.class_info import (
+    FieldAnalysis,
+    enum_info,
+    fields_info,
+    typeddict_info,
+)
+from toolctx._types.classes import enum_values
 from toolctx._types.forms import (
     ALIAS_TYPES,
     ANNOTATED,
@@ -70,15 +77,11 @@ from toolctx._types.forms import (
     UNION,
     is_hashable,
     is_in,
-    strip_qualifiers,
 )
-from toolctx._types.jsonvalues import json_scalar
 from toolctx._types.metadata import annotate
 from toolctx._types.nodes import (
-    MISSING,
     SUPPORTED_TYPES,
     ClassInfo,
-    Field,
     Kind,
     Node,
     type_name,
@@ -93,7 +96,6 @@ if TYPE_CHECKING:
 
 _BARE_CONTAINERS: Final = (*ARRAYS, *SETS, *MAPPINGS, tuple)
 _LITERAL_TYPES: Final = frozenset({str, int, bool, type(None)})
-_NO_EXTRA_ITEMS: Final = getattr(typing_extensions, "NoExtraItems", object())
 
 
 class Analysis:
@@ -260,13 +262,13 @@ class Analysis:
         """A node naming a supported class; its info analysed once."""
         if issubclass(cls, enum.Enum):
             kind = Kind.ENUM
-            build: Callable[[Any], ClassInfo] = self._enum_info
+            build: Callable[[FieldAnalysis, Any], ClassInfo] = enum_info
         elif typing_extensions.is_typeddict(cls):
             kind = Kind.TYPEDDICT
-            build = self._typeddict_info
+            build = typeddict_info
         elif attrs.has(cls) or dataclasses.is_dataclass(cls):
             kind = Kind.CLASS
-            build = self._fields_info
+            build = fields_info
         elif is_model(cls):
             return self._model(cls)
         else:
@@ -274,7 +276,7 @@ class Analysis:
         if cls not in self.classes and cls not in self._pending:
             self._pending.add(cls)
             try:
-                self.classes[cls] = build(cls)
+                self.classes[cls] = build(self, cls)
             finally:
                 self._pending.discard(cls)
         values = enum_values(cls) if kind is Kind.ENUM else ()
@@ -290,75 +292,13 @@ class Analysis:
             raise self.error(cls, exc.reason) from None
         return Node(Kind.MODEL, cls)
 
-    def _enum_info(self, cls: type[enum.Enum]) -> ClassInfo:
-        if issubclass(cls, enum.Flag):
-            raise self.error(cls, "Flag enums are not supported")
-        for member in cls:
-            if json_scalar(member.value) is MISSING:
-                raise self.error(
-                    cls,
-                    f"member {member.name} has value "
-                    f"{member.value!r}; values must be str, int, float, "
-                    f"bool or None",
-                )
-        return ClassInfo(cls, class_doc(cls).summary)
-
-    def _typeddict_info(self, cls: Any) -> ClassInfo:
-        hints = self._hints(cls, typing_extensions.get_type_hints)
-        required_keys = getattr(cls, "__required_keys__", frozenset(hints))
-        doc = class_doc(cls)
-        fields: list[Field] = []
-        for name, hint in hints.items():
-            tp, outer, marked = strip_qualifiers(hint)
-            needed = name in required_keys if marked is None else marked
-            node = self._field_node(cls, name, tp)
-            if outer is not None:
-                node = node.described(outer)
-            elif node.description is None:
-                node = node.described(doc.attributes.get(name))
-            fields.append(Field(name, name, node, needed))
-        extra = getattr(cls, "__extra_items__", _NO_EXTRA_ITEMS)
-        extra_node = None
-        if extra is not None and extra is not _NO_EXTRA_ITEMS:
-            tp, _, _ = strip_qualifiers(extra)
-            extra_node = self._field_node(cls, "<extra items>", tp)
-        return ClassInfo(cls, doc.summary, tuple(fields), extra_node)
-
-    def _fields_info(self, cls: Any) -> ClassInfo:
-        hints = self._hints(cls, typing.get_type_hints)
-        if any(isinstance(h, dataclasses.InitVar) for h in hints.values()):
-            raise self.error(cls, "InitVar fields are not supported")
-        doc = class_doc(cls)
-        fields: list[Field] = []
-        for name, key, default, required, metadata in init_fields(cls):
-            if name not in hints:
-                raise self.error(cls, f"field {name!r} has no annotation")
-            text = metadata.get("description")
-            if not isinstance(text, str) or not text:
-                text = doc.attributes.get(name)
-            node = self._field_node(cls, name, hints[name])
-            if node.description is None:
-                node = node.described(text)
-            fields.append(Field(name, key, node, required, default))
-        return ClassInfo(cls, doc.summary, tuple(fields))
-
-    def _field_node(self, cls: type, name: str, tp: Any) -> Node:
+    def field_node(self, cls: type, name: str, tp: Any) -> Node:
+        """The node of the type *tp* of field *name* of *cls*."""
         self._inside.append(f"{cls.__name__}.{name}")
         try:
             return self.node(tp)
         finally:
             self._inside.pop()
-
-    def _hints(
-        self, cls: type, get_hints: Callable[..., dict[str, Any]]
-    ) -> dict[str, Any]:
-        """*cls*'s resolved field hints (``Annotated`` kept)."""
-        try:
-            return get_hints(cls, include_extras=True)
-        except (NameError, AttributeError, TypeError, SyntaxError) as exc:
-            raise self.error(
-                cls, f"its field annotations cannot be resolved ({exc})"
-            ) from exc
 
     def constraint_error(
         self, tp: object, item: object, reason: str

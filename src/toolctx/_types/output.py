@@ -15,18 +15,13 @@ type and where it sits.
 
 from __future__ import annotations
 
-import base64
 import collections.abc as cabc
 import dataclasses
-import datetime as dt
-import decimal
 import enum
 import json
 import threading
-import uuid
 
 from functools import partial
-from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 from typing import get_args as typing_get_args
 from typing import get_origin as typing_get_origin
@@ -34,45 +29,37 @@ from typing import get_origin as typing_get_origin
 import attrs
 
 from toolctx._types.classes import init_fields
-from toolctx._types.problems import render_path
+from toolctx._types.output_scalars import (
+    MAX_INT,
+    MAX_INT_DIGITS,
+    NotJSONError,
+    duration_text,
+    not_finite,
+    not_json,
+    text_converter,
+    too_long,
+)
 from toolctx._types.pydantic_check import is_model
 from toolctx.exceptions import ToolOutputError
 
+
+__all__ = [
+    "MAX_INT",
+    "MAX_INT_DIGITS",
+    "NotJSONError",
+    "convert",
+    "duration_text",
+    "output_step",
+    "refuse",
+    "to_json",
+]
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     Convert = Callable[[Any], Any]
 
-MAX_INT_DIGITS: Final = 4300
-"""Most decimal digits of an integer, in arguments and in output.
-
-CPython's default limit for converting ints to and from text
-(``sys.get_int_max_str_digits()``, 3.11+); applied on 3.10 too, so a
-number accepted on the way in can always be written out.
-"""
-MAX_INT: Final = 10**MAX_INT_DIGITS
-"""The smallest integer too long to convert (its negative likewise)."""
-
 _JSON_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
-_MICROSECOND: Final = dt.timedelta(microseconds=1)
-
-
-class NotJSONError(ToolOutputError):
-    """A value (or one nested in it) has no JSON form.
-
-    Attributes:
-        path: Where the value sits inside the one being converted.
-    """
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.path: list[str | int] = []
-
-    def __str__(self) -> str:
-        where = f" (at {render_path(tuple(self.path))})" if self.path else ""
-        return f"{self.args[0]}{where}"
-
 
 _refusals: list[tuple[Callable[[type], bool], Callable[[type], str]]] = []
 _converters: dict[type, Convert] = {}
@@ -133,9 +120,9 @@ def convert(value: Any) -> Any:
     if cls in _JSON_SCALARS:
         if cls is float:
             if value - value != 0:  # NaN, or inf - inf
-                raise _not_finite(value)
+                raise not_finite(value)
         elif cls is int and not -MAX_INT < value < MAX_INT:
-            raise _too_long(value)
+            raise too_long(value)
         return value
     try:
         converter = _converters[cls]
@@ -169,7 +156,7 @@ def _converter(cls: type) -> Convert:
     for base in (str, int, float):
         if issubclass(cls, base):
             return partial(_as_base, base)
-    return _container_converter(cls) or _text_converter(cls) or _not_json
+    return _container_converter(cls) or text_converter(cls) or not_json
 
 
 def _container_converter(cls: type) -> Convert | None:
@@ -182,21 +169,6 @@ def _container_converter(cls: type) -> Convert | None:
         cls, (bytes, bytearray, memoryview)
     ):
         return _items
-    return None
-
-
-def _text_converter(cls: type) -> Convert | None:
-    """The types JSON writes as strings: dates, durations, UUIDs..."""
-    if issubclass(cls, (dt.date, dt.time)):
-        return lambda v: v.isoformat()
-    if issubclass(cls, dt.timedelta):
-        return duration_text
-    if issubclass(cls, decimal.Decimal):
-        return _decimal
-    if issubclass(cls, (uuid.UUID, PurePath)):
-        return str
-    if issubclass(cls, bytes):
-        return _base64
     return None
 
 
@@ -288,78 +260,6 @@ def _mapping(mapping: Any) -> dict[str, Any]:
             exc.path.insert(0, name)
             raise
     return out
-
-
-def _base64(value: bytes) -> str:
-    """Bytes as standard base64 text (with padding)."""
-    return base64.b64encode(value).decode("ascii")
-
-
-def _decimal(value: decimal.Decimal) -> str:
-    """A finite decimal as its exact text (``"0.1"``, ``"1E+3"``)."""
-    if not value.is_finite():
-        msg = (
-            f"The decimal {value} has no JSON form (a decimal is written "
-            "as a string that reads back as a number). Return a finite "
-            "decimal, or None for a missing value."
-        )
-        raise NotJSONError(msg)
-    return str(value)
-
-
-def duration_text(value: dt.timedelta) -> str:
-    """A ``timedelta`` as an ISO 8601 duration: ``P1DT2H3M4.5S``, ``-PT30S``.
-
-    Days, hours, minutes and seconds (with a fraction for microseconds);
-    a negative duration has a leading ``-``; zero is ``PT0S``.
-    """
-    total = value // _MICROSECOND
-    sign = "-" if total < 0 else ""
-    seconds, micros = divmod(abs(total), 1_000_000)
-    days, seconds = divmod(seconds, 86_400)
-    hours, seconds = divmod(seconds, 3_600)
-    minutes, seconds = divmod(seconds, 60)
-    clock = ""
-    if hours:
-        clock += f"{hours}H"
-    if minutes:
-        clock += f"{minutes}M"
-    if seconds or micros or not (days or clock):
-        fraction = f".{micros:06d}".rstrip("0") if micros else ""
-        clock += f"{seconds}{fraction}S"
-    text = f"{sign}P{days}D" if days else f"{sign}P"
-    return f"{text}T{clock}" if clock else text
-
-
-def _not_finite(value: float) -> NotJSONError:
-    """The error for NaN or an infinity in output."""
-    return NotJSONError(
-        f"The number {value!r} has no JSON form (JSON has no NaN or "
-        "infinities). Return a finite number, or None for a missing value."
-    )
-
-
-def _too_long(value: int) -> NotJSONError:
-    """The error for an integer too long to write out."""
-    digits = int(value.bit_length() * 0.30103) + 1
-    return NotJSONError(
-        f"An integer of about {digits} digits is too large (the limit is "
-        f"{MAX_INT_DIGITS} digits). Return it as a string, or in a "
-        "scientific notation of your own."
-    )
-
-
-def _not_json(value: object) -> Any:
-    """Raise: *value* has no JSON form."""
-    cls = type(value)
-    msg = (
-        f"Cannot convert a value of type {cls.__module__}.{cls.__qualname__} "
-        f"to JSON. Return JSON data (dict, list, str, int, float, bool, "
-        f"None), an attrs class or dataclass, an Enum, a datetime, date, "
-        f"time, timedelta, UUID, Path, Decimal or bytes, or convert the "
-        f"value yourself."
-    )
-    raise NotJSONError(msg)
 
 
 # -- the output step of one tool ---------------------------------------------

@@ -24,7 +24,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from toolctx._text import message_of
 from toolctx._types.classes import class_doc
 from toolctx._types.pydantic_check import UnsupportedModelError
-from toolctx._types.schema import json_number
+from toolctx._types.schema_values import json_number
 
 
 if TYPE_CHECKING:
