@@ -7,7 +7,7 @@ The layers, bottom first (ARCHITECTURE.md):
 1. ``exceptions``;
 2. ``_types``: the type model, which knows no toolctx domain class;
 3. ``_records``: ``ToolCall``, ``ToolResult``, ``ToolChunk``,
-   ``ToolDefinition``;
+   ``ToolDefinition`` (from ``_definition_records``);
 4. ``context``: the context, its keys, the ContextVar and its one bind
    seam, sessions in memory, threads;
 5. ``tools``: ``@tool``, the registry and each tool's call plan; then the
@@ -46,6 +46,7 @@ LAYERS: list[tuple[int, str]] = [
     (1, "toolctx.exceptions"),
     (2, "toolctx._types"),
     (3, "toolctx._records"),
+    (3, "toolctx._definition_records"),
     (3, "toolctx.content"),
     (4, "toolctx.context"),
     (5, "toolctx.tools"),

@@ -16,7 +16,9 @@ once per tool (:mod:`toolctx._types.validate`, with the checks of
 :mod:`~toolctx._types.messages`, reported as
 :mod:`~toolctx._types.problems`); :mod:`toolctx._types.output` turns
 return values into JSON data (its scalars in
-:mod:`~toolctx._types.output_scalars`), and :mod:`toolctx._types.pydantic`
+:mod:`~toolctx._types.output_scalars`), :mod:`toolctx._types.decode`
+turns argument text into a dict (strictly parsed and checked by
+:mod:`~toolctx._types.strict_json`), and :mod:`toolctx._types.pydantic`
 delegates pydantic models to pydantic (``pydantic_plan``,
 ``pydantic_rules``, ``pydantic_nodes``, ``pydantic_problems``,
 ``pydantic_schema``). The package knows no toolctx domain class:
