@@ -1769,3 +1769,85 @@ class TestProperties:
         """JSON data unstructures to itself and structures back as Any."""
         assert unstructure_output(value) == value
         assert structure_value(value, Any) == value
+
+
+# -- the route generated per tool ---------------------------------------------
+
+_ROUTE_PARAMS = [
+    Param("a", int),
+    Param("b", str | None),
+    Param("c", Literal["x", "y"]),
+    Param("d", Any),
+    Param("e", float | int),
+    Param("f", bool, default=False),
+]
+_ROUTE_VALUES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.sampled_from(["x", "y", "z", ""])
+    | st.lists(st.integers(), max_size=2)
+)
+
+
+def _outcome(run: Any, args: dict[str, object]) -> object:
+    """What structuring *args* gives: the values and types, or the errors."""
+    try:
+        out = run(dict(args))
+    except ToolArgumentsError as exc:
+        return [str(error) for error in exc.errors]
+    return [(k, v, type(v)) for k, v in out.items()]
+
+
+class TestGeneratedRoute:
+    """Each tool's own route for fully given arguments decides as the rest.
+
+    ``structure`` is a function generated for the tool's parameters when
+    each has types its check returns as they are; it only shortcuts the
+    call that gives every argument, each of such a type.
+    """
+
+    def test_a_plain_tool_gets_its_own_route(self) -> None:
+        """``add(a: int, b: int)`` is checked by a generated function."""
+        structurer = make(a=int, b=int)
+        assert structurer.structure is not structurer._general
+        assert structurer.structure({"a": 1, "b": 2}) == {"a": 1, "b": 2}
+        assert problems(structurer, {"a": 1, "b": True}) == [
+            "b: expected an integer, got true"
+        ]
+        assert problems(structurer, {"a": 1, "c": 2}) == [
+            "b: missing required argument (expected an integer)",
+            "c: unexpected argument (allowed: a, b)",
+        ]
+
+    def test_types_that_always_need_their_check_get_none(self) -> None:
+        """A constrained or structured parameter leaves the general path."""
+        for tp in (Annotated[int, Ge(0)], list[int], Decimal):
+            structurer = make(a=int, b=tp)
+            assert structurer.structure == structurer._general
+
+    def test_result_is_a_copy_unless_the_input_is_shared(self) -> None:
+        """The caller may add to the result; with shares_input, not."""
+        args = {"a": 1, "b": 2}
+        assert make(a=int, b=int).structure(args) is not args
+        shared = ArgumentStructurer(
+            [Param("a", int), Param("b", int)], shares_input=True
+        )
+        assert shared.structure(args) is args
+
+    @given(
+        st.dictionaries(
+            st.sampled_from(["a", "b", "c", "d", "e", "f", "g"]),
+            _ROUTE_VALUES,
+        )
+    )
+    def test_route_general_and_full_paths_agree(
+        self, args: dict[str, object]
+    ) -> None:
+        """Same values, same types, same errors, whichever path decides."""
+        structurer = ArgumentStructurer(_ROUTE_PARAMS)
+        assert structurer.structure is not structurer._general
+        routed = _outcome(structurer.structure, args)
+        assert routed == _outcome(structurer._general, args)
+        assert routed == _outcome(structurer._structure, args)

@@ -73,23 +73,41 @@ class Prepared:
 
     __slots__ = ("args", "call", "ctx", "decoded", "entry", "ran", "start")
 
-    def __init__(  # noqa: PLR0917 - built in one place
-        self,
-        call: ToolCall,
-        ctx: ExecutionContext,
-        entry: ToolEntry,
-        args: dict[str, Any],
-        decoded: dict[str, Any],
-        ran: int,
-        start: int,
-    ) -> None:
-        self.call = call
-        self.ctx = ctx
-        self.entry = entry
-        self.args = args
-        self.decoded = decoded
-        self.ran = ran
-        self.start = start
+    call: ToolCall
+    ctx: ExecutionContext
+    entry: ToolEntry
+    args: dict[str, Any]
+    decoded: dict[str, Any]
+    ran: int
+    start: int
+
+
+def prepared(  # noqa: PLR0917 - built in one place, on every call
+    call: ToolCall,
+    ctx: ExecutionContext,
+    entry: ToolEntry,
+    args: dict[str, Any],
+    decoded: dict[str, Any],
+    ran: int,
+    start: int,
+) -> Prepared:
+    """A :class:`Prepared` call, built without an ``__init__`` frame.
+
+    ``object.__new__`` and plain slot stores cost half of a class call
+    with an ``__init__`` (this runs on every dispatch).
+    """
+    p = _new(Prepared)
+    p.call = call
+    p.ctx = ctx
+    p.entry = entry
+    p.args = args
+    p.decoded = decoded
+    p.ran = ran
+    p.start = start
+    return p
+
+
+_new = object.__new__
 
 
 @final
@@ -108,6 +126,7 @@ class Core:
         "detail",
         "entries",
         "interceptors",
+        "last_first",
         "limits",
         "listeners",
         "names",
@@ -127,6 +146,7 @@ class Core:
         self.entries = entries
         self.names = names
         self.interceptors = interceptors
+        self.last_first = interceptors[::-1]
         self.limits = limits
         self.detail = detail
         # The hosts' progress listeners, and what a call's recorder sends
@@ -226,7 +246,7 @@ class Core:
                 except ToolArgumentsError as exc:
                     failure = bad_arguments(call, exc)
                 else:
-                    return Prepared(
+                    return prepared(
                         call, ctx, entry, args, decoded, ran, start
                     )
         except BaseException:
@@ -420,7 +440,10 @@ class Core:
         exception is raised once all have run.
         """
         error: BaseException | None = None
-        for interceptor in reversed(self.interceptors[:ran]):
+        last_first = self.last_first
+        for interceptor in (
+            last_first if ran == len(last_first) else last_first[-ran:]
+        ):
             try:
                 new = interceptor.after(call, ctx, result)
                 if type(cast("object", new)) is not ToolResult:
@@ -467,6 +490,8 @@ def _checked_context(
     new: object,
 ) -> ExecutionContext:
     """The context *interceptor*'s ``before`` returned, checked."""
+    if new is ctx:  # passed on as it was: nothing to check
+        return ctx
     if type(new) is not ExecutionContext:
         msg = (
             f"{type(interceptor).__name__}.before() must return an "

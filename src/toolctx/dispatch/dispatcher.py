@@ -45,7 +45,7 @@ from toolctx.dispatch.approvals import (
 )
 from toolctx.dispatch.core import Core, Prepared
 from toolctx.dispatch.run import run_async, run_sync
-from toolctx.dispatch.steps import resolve_template
+from toolctx.dispatch.steps import resolve_template, template_of
 from toolctx.dispatch.stream import (
     areplay,
     check_call,
@@ -244,16 +244,15 @@ class Dispatcher:
     def _prepare(
         self, call: ToolCall, context: ExecutionContext | Session | None
     ) -> tuple[Prepared | ToolResult, Session | None]:
-        """Everything before the body, for dispatch and adispatch alike."""
-        start = perf_counter_ns()
-        bound = get_current()
+        """Everything before the body, for the paths that take a session."""
         if type(call) is not ToolCall:
             raise _not_a_call(call)
-        if type(context) is ExecutionContext:
-            template, session = context, None
-        else:
-            template, session = resolve_template(context, bound)
-        return self._core.prepare(call, template, bound, start), session
+        bound = get_current()
+        template, session = resolve_template(context, bound)
+        return (
+            self._core.prepare(call, template, bound, perf_counter_ns()),
+            session,
+        )
 
     # -- sync ----------------------------------------------------------------
 
@@ -283,8 +282,20 @@ class Dispatcher:
 
         .. versionadded:: 0.1.0
         """
-        p, session = self._prepare(call, context)
-        return self._run(p, session)
+        if type(context) is not ExecutionContext:
+            if isinstance(context, Session):
+                return _recorded(
+                    context, self.dispatch(call, context.context())
+                )
+            context = template_of(context)
+        if type(call) is not ToolCall:
+            raise _not_a_call(call)
+        p = self._core.prepare(call, context, get_current(), perf_counter_ns())
+        if type(p) is not Prepared:
+            return p
+        if self._executor is None:
+            return run_sync(self._core, p)
+        return self._elsewhere(p)
 
     def _run(
         self, p: Prepared | ToolResult, session: Session | None
@@ -354,8 +365,21 @@ class Dispatcher:
 
         .. versionadded:: 0.1.0
         """
-        p, session = self._prepare(call, context)
-        return await self._arun_prepared(p, session)
+        if type(context) is not ExecutionContext:
+            if isinstance(context, Session):
+                result = await self.adispatch(call, context.context())
+                return _recorded(context, result)
+            context = template_of(context)
+        if type(call) is not ToolCall:
+            raise _not_a_call(call)
+        p = self._core.prepare(call, context, get_current(), perf_counter_ns())
+        if type(p) is not Prepared:
+            return p
+        if self._executor is None:
+            return await run_async(
+                self._core, p, p.entry.timeout or self._default_timeout
+            )
+        return await self._aelsewhere(p)
 
     async def _arun_prepared(
         self, p: Prepared | ToolResult, session: Session | None
@@ -643,6 +667,12 @@ class Dispatcher:
             )
             raise TypeError(msg)
         return self._core.listen(listener)
+
+
+def _recorded(session: Session, result: ToolResult) -> ToolResult:
+    """*result*, once recorded in *session*."""
+    session.record(result)
+    return result
 
 
 def _not_a_call(call: object) -> TypeError:

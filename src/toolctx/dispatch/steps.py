@@ -36,6 +36,7 @@ from toolctx._types.decode import (
     DecodeError,
 )
 from toolctx._types.decode import decode_arguments as decode
+from toolctx.context.current import get_current
 from toolctx.context.execution import (
     ExecutionContext,
     recorder_of,
@@ -141,11 +142,30 @@ def resolve_template(
         return context, None
     if isinstance(context, Session):
         return context.context(), context
-    msg = (
+    raise _not_a_context(context)
+
+
+def template_of(context: object) -> ExecutionContext:
+    """The template for a dispatch given *context*: not a session.
+
+    None inherits the bound context (or an empty one).
+
+    Raises:
+        TypeError: *context* is neither an ExecutionContext nor None.
+    """
+    if context is None:
+        bound = get_current()
+        return EMPTY_TEMPLATE if bound is None else bound
+    if type(context) is ExecutionContext:
+        return context
+    raise _not_a_context(context)
+
+
+def _not_a_context(context: object) -> TypeError:
+    return TypeError(
         "context must be an ExecutionContext, a Session or None, got "
         f"{type(context).__name__}."
     )
-    raise TypeError(msg)
 
 
 # -- failures ----------------------------------------------------------------

@@ -33,7 +33,7 @@ from toolctx.context.execution import (
     ExecutionContext,
     derive_call_context,
 )
-from toolctx.dispatch.core import Core, Prepared
+from toolctx.dispatch.core import Core, prepared
 from toolctx.dispatch.run import run_sync
 from toolctx.dispatch.steps import (
     Failure,
@@ -113,8 +113,8 @@ def run_remote(call: RemoteCall) -> RemoteOutcome:
             args[name] = ctx
     except Failure as failure:
         return _failed(failure, recorder, start)
-    prepared = Prepared(request, ctx, entry, args, decoded, 0, start)
-    result = run_sync(core, prepared, partial(_run_async, call=call))
+    p = prepared(request, ctx, entry, args, decoded, 0, start)
+    result = run_sync(core, p, partial(_run_async, call=call))
     if result.is_error:
         raised = result.exception
         hinted = (

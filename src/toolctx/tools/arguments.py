@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections.abc as cabc
 
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final, final
 
 from toolctx._records import ToolResult
@@ -41,8 +42,6 @@ from toolctx.exceptions import ArgumentError, ToolArgumentsError
 
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-
     from toolctx._types.problems import Check, Problem
     from toolctx.tools.params import Param
 
@@ -94,11 +93,32 @@ class ArgumentStructurer:
         "_fills",
         "_names",
         "_required",
+        "_shares",
         "_specs",
+        "structure",
     )
 
+    structure: Callable[[Mapping[str, object]], dict[str, object]]
+    """Validate *args*; return the keyword arguments to call with.
+
+    Absent optional arguments are left out (Python fills in their
+    defaults), except those whose default is a pydantic ``Field``: its
+    default (or factory's value) is passed. Arguments that already have
+    their exact type skip the checks: when all are given, through a
+    function generated for the tool (see :func:`_compile_route`).
+    Unless the structurer shares its input, the result is a new dict.
+
+    Raises:
+        ToolArgumentsError: Every unknown, missing or wrong argument, in
+            parameter order (unknown ones last); no tool name.
+    """
+
     def __init__(
-        self, params: Sequence[Param], *, owner: str = "a tool"
+        self,
+        params: Sequence[Param],
+        *,
+        owner: str = "a tool",
+        shares_input: bool = False,
     ) -> None:
         analysis = Analysis(owner)
         compiler = Compiler(analysis)
@@ -138,20 +158,23 @@ class ArgumentStructurer:
             if specs
             else "this tool takes no arguments"
         )
+        # With shares_input, structure() may return the dict it was given
+        # (its caller never changes the result).
+        self._shares = shares_input
+        self.structure = (
+            _compile_route(
+                owner,
+                specs,
+                fast_literals,
+                self._fills,
+                self._general,
+                shares=shares_input,
+            )
+            or self._general
+        )
 
-    def structure(self, args: Mapping[str, object]) -> dict[str, object]:
-        """Validate *args*; return the keyword arguments to call with.
-
-        Absent optional arguments are left out (Python fills in their
-        defaults), except those whose default is a pydantic ``Field``:
-        its default (or factory's value) is passed. Flat arguments that
-        already have their exact type take a fast path that skips the
-        checks.
-
-        Raises:
-            ToolArgumentsError: Every unknown, missing or wrong argument,
-                in parameter order (unknown ones last); no tool name.
-        """
+    def _general(self, args: Mapping[str, object]) -> dict[str, object]:
+        """:attr:`structure` for any *args*: partial ones, or refused."""
         if type(args) is dict:
             fast_get = self._fast_get
             for name in args:
@@ -166,7 +189,7 @@ class ArgumentStructurer:
                         break
             else:
                 if len(args) == self._count or self._required <= args.keys():
-                    return args.copy()
+                    return args if self._shares else args.copy()
         try:
             return self._structure(args)
         except ToolArgumentsError:
@@ -222,6 +245,81 @@ class ArgumentStructurer:
         if errors:
             raise ToolArgumentsError(errors)
         return out
+
+
+class _Absent:
+    """The value of an argument the model left out, in generated routes."""
+
+    __slots__ = ()
+
+
+def _compile_route(
+    owner: str,
+    specs: Sequence[tuple[str, Check, bool, str, frozenset[type]]],
+    literals: Mapping[str, frozenset[str]],
+    fills: Mapping[str, Param],
+    general: Callable[[Mapping[str, object]], dict[str, object]],
+    *,
+    shares: bool,
+) -> Callable[[Mapping[str, object]], dict[str, object]] | None:
+    """The tool's own route for the common call: every argument given.
+
+    The generated function takes a ``dict`` holding exactly the tool's
+    parameters, each of a type its check returns as it is (or a string
+    of its ``Literal``), and returns it (or a copy) without running a
+    check; anything else goes to *general*, which decides as before. So
+    ``add(a: int, b: int)`` gets::
+
+        def structure(args):
+            if type(args) is dict and len(args) == 2 and (
+                type(args.get('a', _absent)) is _t0
+                and type(args.get('b', _absent)) is _t1
+            ):
+                return args.copy()
+            return _general(args)
+
+    None when some parameter's values always need their check (a model,
+    a constrained type), or a pydantic ``Field`` default is filled in.
+    """
+    if fills or not all(spec[4] or spec[0] in literals for spec in specs):
+        return None
+    namespace: dict[str, object] = {
+        "_absent": _Absent(),
+        "_general": general,
+        "_dict": dict,
+        "_str": str,
+    }
+    tests = []
+    for i, (name, _check, _required, _expected, same) in enumerate(specs):
+        value = f"_v{i}"
+        get = (
+            f"({value} := args.get({name!r}, _absent))"
+            if name in literals
+            else f"args.get({name!r}, _absent)"
+        )
+        if len(same) == 1:
+            namespace[f"_t{i}"] = next(iter(same))
+            test = f"type({get}) is _t{i}"
+        else:
+            namespace[f"_t{i}"] = same
+            test = f"type({get}) in _t{i}"
+        if name in literals:
+            namespace[f"_l{i}"] = literals[name]
+            test = f"({test} or (type({value}) is _str and {value} in _l{i}))"
+        tests.append(test)
+    result = "args" if shares else "args.copy()"
+    condition = " and ".join(
+        ["type(args) is _dict", f"len(args) == {len(specs)}", *tests]
+    )
+    source = (
+        "def structure(args):\n"
+        f"    if {condition}:\n"
+        f"        return {result}\n"
+        "    return _general(args)\n"
+    )
+    code = compile(source, f"<toolctx arguments of {owner}>", "exec")
+    exec(code, namespace)  # noqa: S102 - generated from the tool's types
+    return namespace["structure"]  # type: ignore[return-value]
 
 
 def _literal_strings(node: Node) -> frozenset[str] | None:

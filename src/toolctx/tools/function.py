@@ -188,7 +188,9 @@ class FunctionTool(Generic[P, R]):
             title=self.title,
             annotations=annotations,
         )
-        self._structurer = ArgumentStructurer(params, owner=owner)
+        self._structurer = ArgumentStructurer(
+            params, owner=owner, shares_input=not ctx_params
+        )
         if carries:
             self._output = content_output(to_json)
         else:
