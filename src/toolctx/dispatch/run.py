@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 from toolctx.context.current import SEAM
 from toolctx.dispatch import workers
 from toolctx.dispatch.steps import (
+    AWAIT_DIRECTLY,
     acollect,
     await_tool,
     check_no_loop,
@@ -114,11 +115,9 @@ async def run_async(
                 )
             else:
                 work = _in_worker(_body(entry, p.args))
-            value = await await_tool(
-                work
-                if timeout is None
-                else with_timeout(work, timeout, p.call.name)
-            )
+            if timeout is not None:
+                work = with_timeout(work, timeout, p.call.name)
+            value = await (work if AWAIT_DIRECTLY else await_tool(work))
             if (
                 mode == SYNC
                 and not entry.spread

@@ -19,7 +19,7 @@ from collections.abc import (
     Mapping,
 )
 from time import perf_counter_ns
-from typing import Any
+from typing import Any, Final
 
 from toolctx._frozen import freeze_mapping
 from toolctx._records import (
@@ -226,6 +226,10 @@ def propagates(exc: BaseException, *, awaited: bool) -> bool:
         return awaited and caller_cancelled()
     return True
 
+
+AWAIT_DIRECTLY: Final = sys.version_info >= (3, 11)
+"""Whether a tool's awaitable is awaited as it is, not through
+:func:`await_tool` (which is then the identity)."""
 
 if sys.version_info >= (3, 11):
 
