@@ -1,7 +1,8 @@
 """The call pipeline: how a model's tool call becomes a result.
 
 - :mod:`~toolctx.dispatch.core`: the sans-IO core (prepare a call, finish
-  it, the one interceptor loop).
+  it), with :mod:`~toolctx.dispatch.chain` (the one interceptor loop) and
+  :mod:`~toolctx.dispatch.prepared` (a call ready to run).
 - :mod:`~toolctx.dispatch.run`, :mod:`~toolctx.dispatch.stream`,
   :mod:`~toolctx.dispatch.executor`: the shells that run a body (the only
   places that bind a call's context).

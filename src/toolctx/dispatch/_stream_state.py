@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from toolctx._records import ToolCall, ToolChunk, ToolProgress, ToolResult
 from toolctx.context.execution import recorder_of
-from toolctx.dispatch.core import Core, Prepared
+from toolctx.dispatch.core import Core
+from toolctx.dispatch.prepared import Prepared
 from toolctx.dispatch.steps import Failure, cancelled, error_result, ok_result
 
 
@@ -154,7 +155,7 @@ class Open:
             return
         self.ended = True
         if p.ran:
-            core.unwind(p.call, p.ctx, p.ran, result)
+            core.chain.unwind(p.call, p.ctx, p.ran, result)
         if self.session is not None:
             self.session.record(result)
 

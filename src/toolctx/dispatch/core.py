@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 
 from collections.abc import Callable
-from typing import Any, cast, final
+from typing import Any, final
 
 from toolctx._ids import new_invocation_id
 from toolctx._records import ToolCall, ToolProgress, ToolResult
@@ -36,78 +36,24 @@ from toolctx.context.execution import (
     recorder_of,
 )
 from toolctx.dispatch.approvals import pending
+from toolctx.dispatch.chain import Chain
+from toolctx.dispatch.prepared import Prepared, prepared
 from toolctx.dispatch.steps import (
     Failure,
     bad_arguments,
     bad_text,
-    denied,
     error_result,
     ok_result,
     propagates,
     tool_failure,
     unknown_tool,
 )
-from toolctx.exceptions import ToolArgumentsError, ToolctxError, ToolDenied
+from toolctx.exceptions import ToolArgumentsError
 from toolctx.tools.function import ToolEntry
 from toolctx.tools.protocols import Interceptor
 
 
 _log = logging.getLogger("toolctx")
-
-
-@final
-class Prepared:
-    """One call, checked and ready for its body to run.
-
-    Attributes:
-        call: The model's call.
-        ctx: The call's context, as the interceptors left it.
-        entry: The tool's call plan.
-        args: What to call the body with: keyword arguments (context
-            parameters included) for a function tool, else the decoded
-            arguments mapping.
-        decoded: The decoded arguments (what a remote worker receives).
-        ran: How many interceptors' ``before`` ran.
-        start: ``perf_counter_ns()`` when the dispatch began.
-    """
-
-    __slots__ = ("args", "call", "ctx", "decoded", "entry", "ran", "start")
-
-    call: ToolCall
-    ctx: ExecutionContext
-    entry: ToolEntry
-    args: dict[str, Any]
-    decoded: dict[str, Any]
-    ran: int
-    start: int
-
-
-def prepared(  # noqa: PLR0917 - built in one place, on every call
-    call: ToolCall,
-    ctx: ExecutionContext,
-    entry: ToolEntry,
-    args: dict[str, Any],
-    decoded: dict[str, Any],
-    ran: int,
-    start: int,
-) -> Prepared:
-    """A :class:`Prepared` call, built without an ``__init__`` frame.
-
-    ``object.__new__`` and plain slot stores cost half of a class call
-    with an ``__init__`` (this runs on every dispatch).
-    """
-    p = _new(Prepared)
-    p.call = call
-    p.ctx = ctx
-    p.entry = entry
-    p.args = args
-    p.decoded = decoded
-    p.ran = ran
-    p.start = start
-    return p
-
-
-_new = object.__new__
 
 
 @final
@@ -123,14 +69,13 @@ class Core:
     """
 
     __slots__ = (
+        "chain",
         "detail",
         "entries",
         "interceptors",
-        "last_first",
         "limits",
         "listeners",
         "names",
-        "on_approval",
         "progress",
     )
 
@@ -146,20 +91,13 @@ class Core:
         self.entries = entries
         self.names = names
         self.interceptors = interceptors
-        self.last_first = interceptors[::-1]
+        self.chain = Chain(interceptors)
         self.limits = limits
         self.detail = detail
         # The hosts' progress listeners, and what a call's recorder sends
         # its reports to: None while nobody listens (the common case).
         self.listeners: tuple[Callable[[ToolProgress], object], ...] = ()
         self.progress: Callable[[ToolProgress], None] | None = None
-        # Interceptors' optional on_approval(call, context, result) hooks:
-        # told when a call is held and when a held call is declined.
-        self.on_approval: tuple[Callable[..., object], ...] = tuple(
-            hook
-            for hook in (getattr(i, "on_approval", None) for i in interceptors)
-            if callable(hook)
-        )
 
     def listen(
         self, listener: Callable[[ToolProgress], object]
@@ -225,9 +163,9 @@ class Core:
                 return held
         ran = 0
         if self.interceptors:
-            ctx, ran, refused = self.before(call, ctx, start)
+            ctx, ran, refused = self.chain.before(call, ctx, start)
             if refused is not None:
-                return self.after(call, ctx, ran, refused)
+                return self.chain.after(call, ctx, ran, refused)
         try:
             if entry is None:
                 failure = unknown_tool(call, self.names())
@@ -273,27 +211,8 @@ class Core:
         except BaseException as exc:  # noqa: BLE001 - failure re-raises
             return error_result(call, ctx, self.failure(call, exc), start)
         if held is not None:
-            self.tell_approval(call, ctx, held)
+            self.chain.tell_approval(call, ctx, held)
         return held
-
-    def tell_approval(
-        self, call: ToolCall, ctx: ExecutionContext, result: ToolResult
-    ) -> None:
-        """Tell the interceptors' ``on_approval`` hooks of *result*.
-
-        A hook that raises is logged and the others still hear.
-        """
-        for hook in self.on_approval:
-            try:
-                hook(call, ctx, result)
-            except Exception:  # noqa: BLE001 - a hook never breaks a call
-                _log.exception(
-                    "An interceptor's on_approval hook (%r) raised for tool "
-                    "%r (invocation %s); the call goes on.",
-                    hook,
-                    call.name,
-                    ctx.invocation_id,
-                )
 
     # -- after the body ------------------------------------------------------
 
@@ -325,7 +244,7 @@ class Core:
         # Outside the try: an ``after`` that raises is not abandoned.
         result = ok_result(call, p.ctx, output, p.start)
         if p.ran:
-            return self.after(call, p.ctx, p.ran, result)
+            return self.chain.after(call, p.ctx, p.ran, result)
         return result
 
     def failed(
@@ -360,7 +279,7 @@ class Core:
         result: ToolResult,
     ) -> ToolResult:
         """*result*, through the ``after`` of the interceptors that ran."""
-        return self.after(call, ctx, ran, result) if ran else result
+        return self.chain.after(call, ctx, ran, result) if ran else result
 
     def abandon(self, p: Prepared, failure: Failure | None = None) -> None:
         """Let the interceptors see a call end that is being abandoned.
@@ -386,140 +305,6 @@ class Core:
             return
         if failure is None:
             failure = Failure(f"The call to tool {call.name!r} was cancelled.")
-        self.unwind(
+        self.chain.unwind(
             call, ctx, ran, error_result(call, ctx, failure, start, output)
         )
-
-    # -- the interceptor loop ------------------------------------------------
-
-    def before(
-        self, call: ToolCall, ctx: ExecutionContext, start: int
-    ) -> tuple[ExecutionContext, int, ToolResult | None]:
-        """Run every ``before`` in order.
-
-        Returns the context the tool gets, how many ``before`` ran, and
-        the error result if one denied the call. If one raises anything
-        else, the ``after`` of those that ran still see the call end
-        (spans closed, audit written) before the exception propagates.
-        """
-        ran = 0
-        interceptor: Interceptor | None = None
-        try:
-            for interceptor in self.interceptors:
-                try:
-                    new = interceptor.before(call, ctx)
-                except ToolDenied as exc:
-                    failure = denied(call, exc)
-                    refused = error_result(call, ctx, failure, start)
-                    return ctx, ran, refused
-                ran += 1
-                ctx = _checked_context(call, interceptor, ctx, new)
-        except BaseException:
-            if ran:
-                name = type(interceptor).__name__
-                failure = Failure(
-                    f"The call to tool {call.name!r} did not run: "
-                    f"interceptor {name} failed before it."
-                )
-                self.unwind(
-                    call, ctx, ran, error_result(call, ctx, failure, start)
-                )
-            raise
-        return ctx, ran, None
-
-    def after(
-        self,
-        call: ToolCall,
-        ctx: ExecutionContext,
-        ran: int,
-        result: ToolResult,
-    ) -> ToolResult:
-        """Run the ``after`` of the first *ran* interceptors, last first.
-
-        Every one runs, even when an earlier one raises; the first
-        exception is raised once all have run.
-        """
-        error: BaseException | None = None
-        last_first = self.last_first
-        for interceptor in (
-            last_first if ran == len(last_first) else last_first[-ran:]
-        ):
-            try:
-                new = interceptor.after(call, ctx, result)
-                if type(cast("object", new)) is not ToolResult:
-                    msg = (
-                        f"{type(interceptor).__name__}.after() must return "
-                        f"a ToolResult, got {type(new).__name__}."
-                    )
-                    raise TypeError(msg)  # noqa: TRY301 - collected
-                result = new
-            except BaseException as exc:  # noqa: BLE001 - raised below
-                if error is None:
-                    error = exc
-        if error is not None:
-            raise error
-        return result
-
-    def unwind(
-        self,
-        call: ToolCall,
-        ctx: ExecutionContext,
-        ran: int,
-        result: ToolResult,
-    ) -> None:
-        """:meth:`after` while another exception propagates.
-
-        The propagating exception wins; one raised by an ``after`` here is
-        logged with its traceback instead of replacing it.
-        """
-        try:
-            self.after(call, ctx, ran, result)
-        except BaseException:  # noqa: BLE001 - the caller re-raises its own
-            _log.exception(
-                "An interceptor's after() failed for tool call %r "
-                "(invocation %s) while the call was being abandoned",
-                call.name,
-                ctx.invocation_id,
-            )
-
-
-def _checked_context(
-    call: ToolCall,
-    interceptor: Interceptor,
-    ctx: ExecutionContext,
-    new: object,
-) -> ExecutionContext:
-    """The context *interceptor*'s ``before`` returned, checked."""
-    if new is ctx:  # passed on as it was: nothing to check
-        return ctx
-    if type(new) is not ExecutionContext:
-        msg = (
-            f"{type(interceptor).__name__}.before() must return an "
-            f"ExecutionContext, got {type(new).__name__}."
-        )
-        raise TypeError(msg)
-    if new.invocation_id != ctx.invocation_id:
-        msg = (
-            f"{type(interceptor).__name__}.before() changed the "
-            "invocation_id; derive the context with with_metadata() "
-            "or with_value() instead."
-        )
-        raise ToolctxError(msg)
-    recorder = recorder_of(ctx)
-    if (
-        recorder_of(new) is not recorder
-        or new.tool_name != call.name
-        or new.tool_call_id != call.id
-    ):
-        # The call's own fields are the dispatcher's, however the
-        # interceptor built the context.
-        assert recorder is not None  # noqa: S101 - set by call_context
-        new = derive_call_context(
-            new,
-            new.invocation_id,
-            call.name,
-            call.id,
-            new.parent_invocation_id,
-            recorder,
-        )
-    return new

@@ -43,7 +43,8 @@ from toolctx.dispatch.approvals import (
     denied_result,
     resumed_template,
 )
-from toolctx.dispatch.core import Core, Prepared
+from toolctx.dispatch.core import Core
+from toolctx.dispatch.prepared import Prepared
 from toolctx.dispatch.run import run_async, run_sync
 from toolctx.dispatch.steps import resolve_template, template_of
 from toolctx.dispatch.stream import (
@@ -621,7 +622,7 @@ class Dispatcher:
         self._claims.claim(request, session)
         if not approved:
             declined = denied_result(request, reason)
-            self._core.tell_approval(request.call, template, declined)
+            self._core.chain.tell_approval(request.call, template, declined)
             return declined, session
         resumed = self._core.prepare(
             request.call, template, None, start, request.invocation_id

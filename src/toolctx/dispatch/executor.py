@@ -26,7 +26,8 @@ from toolctx.remote.payloads import RemoteCall, RemoteOutcome
 
 if TYPE_CHECKING:
     from toolctx._records import ToolResult
-    from toolctx.dispatch.core import Core, Prepared
+    from toolctx.dispatch.core import Core
+    from toolctx.dispatch.prepared import Prepared
 
 
 def remote_call(

@@ -39,7 +39,8 @@ from toolctx.tools.function import ASYNC, ASYNC_STREAM, STREAM, SYNC, ToolEntry
 
 if TYPE_CHECKING:
     from toolctx._records import ToolResult
-    from toolctx.dispatch.core import Core, Prepared
+    from toolctx.dispatch.core import Core
+    from toolctx.dispatch.prepared import Prepared
 
 
 _NEED_A_LOOP: Final = frozenset({ASYNC, ASYNC_STREAM})

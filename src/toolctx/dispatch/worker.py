@@ -33,7 +33,8 @@ from toolctx.context.execution import (
     ExecutionContext,
     derive_call_context,
 )
-from toolctx.dispatch.core import Core, prepared
+from toolctx.dispatch.core import Core
+from toolctx.dispatch.prepared import prepared
 from toolctx.dispatch.run import run_sync
 from toolctx.dispatch.steps import (
     Failure,
