@@ -18,7 +18,8 @@ from concurrent.futures import Executor
 from typing import TYPE_CHECKING
 
 from toolctx.context.execution import recorder_of
-from toolctx.dispatch.steps import Failure, with_timeout
+from toolctx.dispatch.awaiting import with_timeout
+from toolctx.dispatch.steps import Failure
 from toolctx.dispatch.worker import run_remote
 from toolctx.exceptions import ToolTimeoutError
 from toolctx.remote.payloads import RemoteCall, RemoteOutcome

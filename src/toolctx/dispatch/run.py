@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from toolctx.context.current import SEAM
 from toolctx.dispatch import workers
-from toolctx.dispatch.steps import (
+from toolctx.dispatch.awaiting import (
     AWAIT_DIRECTLY,
     acollect,
     await_tool,

@@ -1,25 +1,19 @@
 """The steps of one call that every dispatch path shares.
 
 Decoding the model's arguments, turning failures into model-readable
-messages, building results, and the awaiting primitives the shells use.
-Kept free of control flow so that :mod:`toolctx.dispatch.core` and the
-shells read top to bottom.
+messages and building results. Kept free of control flow so that
+:mod:`toolctx.dispatch.core` and the shells read top to bottom; the
+awaiting primitives the shells use are in
+:mod:`toolctx.dispatch.awaiting`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
 
-from collections.abc import (
-    AsyncIterator,
-    Awaitable,
-    Callable,
-    Iterator,
-    Mapping,
-)
+from collections.abc import Mapping
 from time import perf_counter_ns
-from typing import Any, Final
+from typing import Any
 
 from toolctx._frozen import freeze_mapping
 from toolctx._records import (
@@ -42,10 +36,10 @@ from toolctx.context.execution import (
     recorder_of,
 )
 from toolctx.context.session import Session
+from toolctx.dispatch.awaiting import RaisedError, caller_cancelled
 from toolctx.exceptions import (
     MAX_LISTED_TOOLS,
     ToolArgumentsError,
-    ToolctxError,
     ToolDenied,
     ToolTimeoutError,
 )
@@ -195,7 +189,7 @@ def tool_failure(
     call: ToolCall, exc: BaseException, *, detail: bool
 ) -> Failure:
     """The failure for an exception raised while the tool ran."""
-    if type(exc) is _RaisedError:
+    if type(exc) is RaisedError:
         exc = exc.original
     if isinstance(exc, ToolArgumentsError):
         return Failure(str(exc.with_tool_name(call.name)), exc)
@@ -227,149 +221,11 @@ def propagates(exc: BaseException, *, awaited: bool) -> bool:
     return True
 
 
-AWAIT_DIRECTLY: Final = sys.version_info >= (3, 11)
-"""Whether a tool's awaitable is awaited as it is, not through
-:func:`await_tool` (which is then the identity)."""
-
-if sys.version_info >= (3, 11):
-
-    def caller_cancelled() -> bool:
-        """Whether the running task has been asked to cancel."""
-        try:
-            task = asyncio.current_task()
-        except RuntimeError:
-            return False
-        return task is not None and task.cancelling() > 0
-
-    def await_tool(work: Awaitable[Any]) -> Awaitable[Any]:
-        """What to await for a tool's awaitable: *work* itself.
-
-        :func:`caller_cancelled` tells the caller's cancellation from the
-        tool's own ``CancelledError`` here, so no wrapper is needed.
-        """
-        return work
-
-else:  # pragma: no cover - CPython 3.10
-
-    def caller_cancelled() -> bool:
-        """Whether the running task has been asked to cancel.
-
-        CPython 3.10 keeps no count of cancel requests: any
-        ``CancelledError`` seen at an ``await`` is taken for the caller's;
-        :func:`await_tool` makes a tool's own one distinguishable.
-        """
-        return True
-
-    async def await_tool(work: Awaitable[Any]) -> Any:
-        """Await a tool's awaitable in a child task.
-
-        ``asyncio.wait`` raises ``CancelledError`` only when the awaiting
-        task itself is cancelled; a tool that ends with a
-        ``CancelledError`` of its own comes back as a finished task, whose
-        error is wrapped so that it becomes a tool failure. The child runs
-        :func:`captured`, so that a tool's ``SystemExit`` never reaches the
-        event loop (a task re-raises it there).
-        """
-        task = asyncio.ensure_future(captured(work))
-        try:
-            await asyncio.wait({task})
-        except BaseException:
-            await _cancel_and_wait(task)
-            raise
-        return thread_result(task.result())
-
-
-def in_thread(body: Any) -> tuple[bool, Any]:
-    """Run *body* in a worker thread; ``(True, value)`` or ``(False, exc)``.
-
-    Whatever the body raises comes back as a value: a future cannot carry
-    ``StopIteration`` (the awaiting task would hang), and a
-    ``CancelledError`` raised there must not pass for the awaiting task's
-    own cancellation. :func:`thread_result` re-raises it in the caller.
-    """
-    try:
-        return True, body()
-    except BaseException as exc:  # noqa: BLE001 - re-raised by thread_result
-        return False, exc
-
-
-async def captured(work: Awaitable[Any]) -> tuple[bool, Any]:
-    """Await *work*; ``(True, value)`` or ``(False, exc)``, like in_thread.
-
-    For awaitables run in a task of their own (timeouts): a task re-raises
-    a ``SystemExit`` or ``KeyboardInterrupt`` into the event loop, which
-    would stop it.
-    """
-    try:
-        return True, await work
-    except BaseException as exc:  # noqa: BLE001 - re-raised by thread_result
-        return False, exc
-
-
-async def _cancel_and_wait(task: asyncio.Future[Any]) -> None:
-    """Cancel the tool's *task* because the caller was cancelled.
-
-    As when the tool is awaited directly, the caller's ``CancelledError``
-    is raised once the tool's own cleanup has run (its ``finally`` blocks
-    may await); a worker thread cannot be stopped, so its future is
-    cancelled at once and the thread finishes on its own.
-    """
-    task.cancel()
-    try:
-        await asyncio.wait({task})
-    finally:
-        task.cancel()
-
-
-def thread_result(outcome: tuple[bool, Any]) -> Any:
-    """The value of an *outcome* (see :func:`in_thread`), or raise it."""
-    ok, value = outcome
-    if ok:
-        return value
-    if isinstance(value, (asyncio.CancelledError, StopIteration)):
-        # Neither may cross a coroutine frame as itself.
-        raise _RaisedError(value) from None
-    raise value
-
-
-class _RaisedError(Exception):
-    """What a tool raised, carried where it could not travel as itself.
-
-    A ``StopIteration`` cannot leave a coroutine frame (it becomes a
-    ``RuntimeError``), and a tool's own ``CancelledError`` must not pass
-    for the caller's; :func:`tool_failure` unwraps it.
-    """
-
-    def __init__(self, original: BaseException) -> None:
-        super().__init__(original)
-        self.original = original
-
-
 def cancelled(call: ToolCall) -> Failure:
     """The failure recorded when a consumer closes a stream early."""
     return Failure(
         f"The stream of tool {call.name!r} was closed before it finished."
     )
-
-
-def loop_running() -> bool:
-    """Whether an event loop is running in this thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-def check_no_loop(entry: ToolEntry) -> None:
-    """Refuse to run an async tool from sync code inside a running loop."""
-    if loop_running():
-        msg = (
-            f"Tool {entry.definition.name!r} is async and an event loop is "
-            "running in this thread: use `await dispatcher.adispatch(call, "
-            "context)` instead of dispatch()."
-        )
-        raise ToolctxError(msg)
 
 
 # -- results -----------------------------------------------------------------
@@ -436,56 +292,3 @@ def error_result(
         perf_counter_ns() - start,
         None,
     )
-
-
-# -- awaiting --------------------------------------------------------------
-
-
-def run_to_end(value: Awaitable[Any]) -> Any:
-    """Run *value* on a private event loop (``asyncio.run``); its result.
-
-    The loop's main task never ends with the tool's exception: it is
-    carried out by :func:`captured` and raised here. (``asyncio.run`` in
-    the main thread reprs what the task raised while restoring its SIGINT
-    handler; an exception whose ``repr`` fails would leave that handler
-    installed and break every later ``asyncio.run`` of the process.)
-    """
-    return thread_result(asyncio.run(captured(value)))
-
-
-async def with_timeout(
-    value: Awaitable[Any], timeout: float, name: str
-) -> Any:
-    """Await *value* for at most *timeout* seconds.
-
-    Raises:
-        ToolTimeoutError: The time ran out; the work was cancelled (a
-            worker thread cannot be stopped and finishes on its own).
-    """
-    task = asyncio.ensure_future(captured(value))
-    try:
-        done, _ = await asyncio.wait({task}, timeout=timeout)
-    except BaseException:
-        await _cancel_and_wait(task)
-        raise
-    if task in done:
-        return thread_result(task.result())
-    task.cancel()
-    msg = (
-        f"Tool {name!r} timed out after {timeout:g} seconds and was "
-        "cancelled. Try again with a smaller request, or tell the user the "
-        "tool is slow right now."
-    )
-    raise ToolTimeoutError(msg)
-
-
-def collect(gen: Iterator[Any], step: Callable[[Any], Any]) -> list[Any]:
-    """Run a sync generator tool to the end; its chunks through *step*."""
-    return [step(item) for item in gen]
-
-
-async def acollect(
-    agen: AsyncIterator[Any], step: Callable[[Any], Any]
-) -> list[Any]:
-    """Run an async generator tool to the end; its chunks through *step*."""
-    return [step(item) async for item in agen]

@@ -43,14 +43,9 @@ from toolctx.dispatch._stream_state import (
     drained,
     replay,
 )
+from toolctx.dispatch.awaiting import await_tool, check_no_loop, thread_result
 from toolctx.dispatch.core import Core
-from toolctx.dispatch.steps import (
-    Failure,
-    await_tool,
-    check_no_loop,
-    resolve_template,
-    thread_result,
-)
+from toolctx.dispatch.steps import Failure, resolve_template
 from toolctx.tools.function import ASYNC_STREAM, STREAM
 
 

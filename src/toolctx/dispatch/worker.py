@@ -33,18 +33,16 @@ from toolctx.context.execution import (
     ExecutionContext,
     derive_call_context,
 )
+from toolctx.dispatch.awaiting import loop_running, run_to_end, with_timeout
 from toolctx.dispatch.core import Core
 from toolctx.dispatch.prepared import prepared
 from toolctx.dispatch.run import run_sync
 from toolctx.dispatch.steps import (
     Failure,
     decode_arguments,
-    loop_running,
     propagates,
-    run_to_end,
     structure,
     tool_failure,
-    with_timeout,
 )
 from toolctx.exceptions import ContextDataError, ScopeError
 from toolctx.remote.payloads import RemoteCall, RemoteOutcome

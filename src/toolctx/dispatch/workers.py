@@ -96,7 +96,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import final
 
-from toolctx.dispatch.steps import in_thread
+from toolctx.dispatch.awaiting import in_thread
 
 
 __all__ = ["WorkerPool", "default_max_workers", "pool", "submit"]
