@@ -11,15 +11,16 @@ from typing import Any, TypeVar, final, overload
 import attrs
 
 from toolctx._builders import record_builder
-from toolctx._frozen import (
-    EMPTY_METADATA,
-    EMPTY_STATE,
-    EMPTY_VALUES,
-    freeze_mapping,
-)
+from toolctx._frozen import EMPTY_METADATA, EMPTY_STATE, EMPTY_VALUES
 from toolctx._ids import new_invocation_id
 from toolctx._records import ToolProgress, ToolResult
-from toolctx.context.keys import MISSING, ContextKey, RawValue
+from toolctx.context._context_fields import (
+    freeze_metadata,
+    freeze_state,
+    freeze_values,
+    typed_value,
+)
+from toolctx.context.keys import MISSING, ContextKey
 from toolctx.exceptions import MissingContextValueError, ScopeError
 
 
@@ -27,20 +28,9 @@ T = TypeVar("T")
 S = TypeVar("S")
 
 
-def _metadata(value: Mapping[str, object]) -> Mapping[str, object]:
-    return freeze_mapping(value, "ExecutionContext.metadata")
-
-
-def _state(value: Mapping[str, object]) -> Mapping[str, object]:
-    return freeze_mapping(value, "ExecutionContext.state")
-
-
 def _results(value: Iterable[ToolResult]) -> tuple[ToolResult, ...]:
+    # Not in _context_fields: this hint becomes __init__'s, resolved here.
     return value if type(value) is tuple else tuple(value)
-
-
-def _values(value: Mapping[str, object]) -> Mapping[str, object]:
-    return freeze_mapping(value, "ExecutionContext.values", deep=False)
 
 
 RECORD_LOCK = threading.Lock()
@@ -125,16 +115,16 @@ class ExecutionContext:
     tool_call_id: str | None = None
     parent_invocation_id: str | None = None
     metadata: Mapping[str, object] = attrs.field(
-        default=EMPTY_METADATA, converter=_metadata
+        default=EMPTY_METADATA, converter=freeze_metadata
     )
     state: Mapping[str, object] = attrs.field(
-        default=EMPTY_STATE, converter=_state
+        default=EMPTY_STATE, converter=freeze_state
     )
     prior_results: tuple[ToolResult, ...] = attrs.field(
         default=(), converter=_results
     )
     values: Mapping[str, object] = attrs.field(
-        default=EMPTY_VALUES, converter=_values
+        default=EMPTY_VALUES, converter=freeze_values
     )
     scope: object | None = attrs.field(default=None, eq=False)
     _recorder: CallRecorder | None = attrs.field(
@@ -190,7 +180,7 @@ class ExecutionContext:
         """
         value = self.values.get(key.name, MISSING)
         if value is not MISSING:
-            return _typed(value, key)
+            return typed_value(value, key)
         if key.default is not MISSING:
             return key.default
         return default
@@ -205,7 +195,7 @@ class ExecutionContext:
         """
         value = self.values.get(key.name, MISSING)
         if value is not MISSING:
-            return _typed(value, key)
+            return typed_value(value, key)
         if key.default is not MISSING:
             return key.default
         raise MissingContextValueError(key.name)
@@ -353,15 +343,6 @@ EMPTY_CONTEXT_FIELDS = {f.name: f.default for f in _REPR_FIELDS}
 def _unpickle_context(data: dict[str, Any]) -> ExecutionContext:
     """Rebuild a pickled context: its data, no scope, not a running call."""
     return ExecutionContext(**data)
-
-
-def _typed(value: object, key: ContextKey[T]) -> T:
-    """Return a stored value as the key's type (restoring raw data)."""
-    if type(value) is RawValue:
-        from toolctx._types.values import structure_value
-
-        return structure_value(value.data, key.type)  # type: ignore[return-value]
-    return value  # type: ignore[return-value]
 
 
 @record_builder(ExecutionContext, copy_from="template", _recorder="recorder")
