@@ -151,6 +151,6 @@ async def _in_worker(body: Callable[[], Any]) -> Any:
     """*body*'s value from a worker thread that sees this context.
 
     What the body raised is raised here (wrapped where it cannot travel
-    as itself: see :func:`~toolctx.dispatch.steps.thread_result`).
+    as itself: see :func:`~toolctx.dispatch.awaiting.thread_result`).
     """
     return thread_result(await workers.submit(body))

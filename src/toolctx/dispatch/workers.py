@@ -3,7 +3,7 @@
 :func:`submit` runs a sync *body* in a pool thread and returns an
 ``asyncio`` future of the loop it was called from, settled with the
 body's *outcome*: ``(True, value)`` or ``(False, exc)``, exactly what
-:func:`toolctx.dispatch.steps.in_thread` returns (``steps.thread_result``
+:func:`toolctx.dispatch.awaiting.in_thread` returns (``awaiting.thread_result``
 turns it back into the value or the raised exception). The handoff is
 a bare future: no ``concurrent.futures.Future``, no ``wrap_future``
 chain, one ``loop.call_soon_threadsafe`` per call. It replaces
