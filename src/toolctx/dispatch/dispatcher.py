@@ -283,34 +283,32 @@ class Dispatcher:
 
         .. versionadded:: 0.1.0
         """
+        bound = get_current()
         if type(context) is not ExecutionContext:
             if isinstance(context, Session):
                 return _recorded(
                     context, self.dispatch(call, context.context())
                 )
-            context = template_of(context)
+            context = template_of(context, bound)
         if type(call) is not ToolCall:
             raise _not_a_call(call)
-        p = self._core.prepare(call, context, get_current(), perf_counter_ns())
-        if type(p) is not Prepared:
-            return p
-        if self._executor is None:
-            return run_sync(self._core, p)
-        return self._elsewhere(p)
+        p = self._core.prepare(call, context, bound, perf_counter_ns())
+        return p if type(p) is not Prepared else self._run_body(p)
 
     def _run(
         self, p: Prepared | ToolResult, session: Session | None
     ) -> ToolResult:
         """Run a prepared call's body here or elsewhere; record the result."""
-        if type(p) is not Prepared:
-            result = p
-        elif self._executor is None:
-            result = run_sync(self._core, p)
-        else:
-            result = self._elsewhere(p)
+        result = p if type(p) is not Prepared else self._run_body(p)
         if session is not None:
             session.record(result)
         return result
+
+    def _run_body(self, p: Prepared) -> ToolResult:
+        """Run *p*'s body: here, or in the executor."""
+        if self._executor is None:
+            return run_sync(self._core, p)
+        return self._elsewhere(p)
 
     def dispatch_all(
         self,
@@ -366,21 +364,16 @@ class Dispatcher:
 
         .. versionadded:: 0.1.0
         """
+        bound = get_current()
         if type(context) is not ExecutionContext:
             if isinstance(context, Session):
                 result = await self.adispatch(call, context.context())
                 return _recorded(context, result)
-            context = template_of(context)
+            context = template_of(context, bound)
         if type(call) is not ToolCall:
             raise _not_a_call(call)
-        p = self._core.prepare(call, context, get_current(), perf_counter_ns())
-        if type(p) is not Prepared:
-            return p
-        if self._executor is None:
-            return await run_async(
-                self._core, p, p.entry.timeout or self._default_timeout
-            )
-        return await self._aelsewhere(p)
+        p = self._core.prepare(call, context, bound, perf_counter_ns())
+        return p if type(p) is not Prepared else await self._arun_body(p)
 
     async def _arun_prepared(
         self, p: Prepared | ToolResult, session: Session | None
@@ -427,11 +420,8 @@ class Dispatcher:
         bound: ExecutionContext | None,
         start: int,
     ) -> ToolResult:
-        core = self._core
-        p = core.prepare(call, template, bound, start)
-        if type(p) is not Prepared:
-            return p
-        return await self._arun_body(p)
+        p = self._core.prepare(call, template, bound, start)
+        return p if type(p) is not Prepared else await self._arun_body(p)
 
     async def _arun_body(self, p: Prepared) -> ToolResult:
         """Run *p*'s body from async code: here, or in the executor."""

@@ -30,7 +30,6 @@ from toolctx._types.decode import (
     DecodeError,
 )
 from toolctx._types.decode import decode_arguments as decode
-from toolctx.context.current import get_current
 from toolctx.context.execution import (
     ExecutionContext,
     recorder_of,
@@ -130,25 +129,22 @@ def resolve_template(
     Raises:
         TypeError: *context* is of another type (a host bug).
     """
-    if context is None:
-        return (EMPTY_TEMPLATE if bound is None else bound), None
-    if type(context) is ExecutionContext:
-        return context, None
     if isinstance(context, Session):
         return context.context(), context
-    raise _not_a_context(context)
+    return template_of(context, bound), None
 
 
-def template_of(context: object) -> ExecutionContext:
-    """The template for a dispatch given *context*: not a session.
+def template_of(
+    context: object, bound: ExecutionContext | None
+) -> ExecutionContext:
+    """The template for a dispatch given *context*, which is no session.
 
-    None inherits the bound context (or an empty one).
+    None inherits *bound*, the bound context (or an empty one).
 
     Raises:
         TypeError: *context* is neither an ExecutionContext nor None.
     """
     if context is None:
-        bound = get_current()
         return EMPTY_TEMPLATE if bound is None else bound
     if type(context) is ExecutionContext:
         return context
