@@ -194,7 +194,7 @@ class ArgumentStructurer:
             return self._structure(args)
         except ToolArgumentsError:
             raise
-        except Exception as exc:  # noqa: BLE001 - reported
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - reported
             detail = message_of(exc) or type(exc).__name__
             raise ToolArgumentsError(
                 [ArgumentError("", f"invalid arguments ({detail})")]
@@ -218,7 +218,10 @@ class ArgumentStructurer:
                     continue
                 try:
                     out[name] = check(value)
-                except Exception as exc:  # noqa: BLE001 - reported
+                except (Exception, SystemExit) as exc:  # noqa: BLE001
+                    # Reported: a validator's SystemExit (argparse inside a
+                    # pydantic validator, a __post_init__) is a bad argument
+                    # like any other; KeyboardInterrupt and the like are not.
                     errors.extend(
                         ArgumentError(render_path((name, *path)), msg)
                         for path, msg in problems_of(exc)
