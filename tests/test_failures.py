@@ -191,6 +191,7 @@ class TestSystemExitInArgumentChecks:
         """Over MCP the call is an isError result naming the argument, not a JSON-RPC -32603."""
         pytest.importorskip("mcp")
         from tests.test_mcp_server import call, text_of
+
         from toolctx.mcp import create_server
 
         server = create_server(Dispatcher(_exiting_registry()))
@@ -199,3 +200,196 @@ class TestSystemExitInArgumentChecks:
 
         assert result.is_error is True
         assert "period: invalid value (SystemExit: 2)" in text_of(result)
+
+
+# -- #19 "Also": every failed call is logged once ------------------------------
+
+SECRET_SCOPE = "scope-secret-4711"
+
+
+class Principal:
+    """A scope whose repr would leak a secret if it were ever logged."""
+
+    def __repr__(self) -> str:
+        return f"Principal({SECRET_SCOPE})"
+
+
+def _logging_registry() -> Registry:
+    registry = Registry()
+
+    @registry.tool
+    def fine(n: int) -> int:
+        """Work."""
+        return n
+
+    @registry.tool
+    def broken(n: int) -> int:
+        """Fail."""
+        msg = f"disk {n} is gone"
+        raise OSError(msg)
+
+    @registry.tool
+    def halfway(n: int) -> Iterator[int]:
+        """Stream one chunk, then fail."""
+        yield n
+        msg = f"disk {n} is gone"
+        raise OSError(msg)
+
+    @registry.tool(needs_approval=True)
+    def guarded(n: int) -> int:
+        """Fail once a person approved it."""
+        msg = f"disk {n} is gone"
+        raise OSError(msg)
+
+    return registry
+
+
+def _resume(d: Dispatcher, call: ToolCall) -> ToolResult:
+    held = d.dispatch(call)
+    assert held.approval is not None
+    return d.resume(held.approval, approved=True)
+
+
+def _aresume(d: Dispatcher, call: ToolCall) -> ToolResult:
+    held = d.dispatch(call)
+    assert held.approval is not None
+    result: ToolResult = _bounded(d.aresume(held.approval, approved=True))
+    return result
+
+
+LOGGED_PATHS: dict[str, tuple[str, Runner]] = {
+    **{name: ("broken", runner) for name, runner in RUNNERS.items()},
+    "stream of a generator": ("halfway", RUNNERS["stream"]),
+    "astream of a generator": ("halfway", RUNNERS["astream"]),
+    "resume": ("guarded", _resume),
+    "aresume": ("guarded", _aresume),
+}
+
+
+def _toolctx_records(caplog: pytest.LogCaptureFixture) -> list[Any]:
+    return [r for r in caplog.records if r.name == "toolctx"]
+
+
+class TestFailedCallsAreLoggedOnce:
+    """A plain Dispatcher logs every failed call once, with its ids."""
+
+    @pytest.mark.parametrize("path", sorted(LOGGED_PATHS))
+    @pytest.mark.parametrize("detail", [True, False], ids=["detail", "bare"])
+    def test_a_tool_exception_is_logged_with_its_traceback(
+        self, caplog, path, detail
+    ):
+        """One ERROR record on "toolctx" carries the exception and the call's ids, on every path, whether or not the model sees the exception's text."""
+        name, run = LOGGED_PATHS[path]
+        dispatcher = Dispatcher(
+            _logging_registry(), include_exception_messages=detail
+        )
+
+        with caplog.at_level(logging.DEBUG, logger="toolctx"):
+            result = run(dispatcher, ToolCall(name, {"n": 7}, "call-7"))
+        [record] = _toolctx_records(caplog)
+
+        assert result.is_error
+        assert record.levelno == logging.ERROR
+        assert isinstance(record.exc_info[1], OSError)
+        assert "disk 7 is gone" in caplog.text
+        assert "Traceback" in caplog.text
+        message = record.getMessage()
+        assert f"'{name}'" in message
+        assert "call id call-7" in message
+        assert f"invocation {result.invocation_id}" in message
+        assert record.toolctx_tool_name == name
+        assert record.toolctx_tool_call_id == "call-7"
+        assert record.toolctx_invocation_id == result.invocation_id
+
+    @pytest.mark.parametrize("path", sorted(RUNNERS))
+    def test_good_and_bad_argument_calls_log_no_traceback(self, caplog, path):
+        """A call that works logs nothing; one with bad arguments logs one DEBUG line without a traceback."""
+        run = RUNNERS[path]
+        dispatcher = Dispatcher(_logging_registry())
+
+        with caplog.at_level(logging.DEBUG, logger="toolctx"):
+            good = run(dispatcher, ToolCall("fine", {"n": 1}))
+            assert _toolctx_records(caplog) == []
+            bad = run(dispatcher, ToolCall("fine", {"n": "one"}))
+        [record] = _toolctx_records(caplog)
+
+        assert good.output == 1
+        assert bad.is_error
+        assert record.levelno == logging.DEBUG
+        assert record.exc_info is None
+        assert "Traceback" not in caplog.text
+
+    def test_the_context_filter_sees_the_failed_call(self, caplog):
+        """A ContextLogFilter on the handler gets the failed call's own ids and session, not the caller's (none)."""
+        from toolctx import ExecutionContext
+        from toolctx.interceptors import ContextLogFilter
+
+        dispatcher = Dispatcher(_logging_registry())
+        template = ExecutionContext(session_id="s-1", user_id="ada")
+        caplog.handler.addFilter(ContextLogFilter())
+        try:
+            with caplog.at_level(logging.ERROR, logger="toolctx"):
+                result = dispatcher.dispatch(
+                    ToolCall("broken", {"n": 1}, "c-1"), template
+                )
+        finally:
+            caplog.handler.filters.clear()
+        [record] = _toolctx_records(caplog)
+
+        assert record.toolctx_invocation_id == result.invocation_id
+        assert record.toolctx_session_id == "s-1"
+        assert record.toolctx_user_id == "ada"
+
+    def test_the_scope_is_never_logged(self, caplog):
+        """Nothing of the scope reaches the log record of a failed call."""
+        from toolctx import ExecutionContext
+
+        dispatcher = Dispatcher(_logging_registry())
+        template = ExecutionContext(scope=Principal())
+
+        with caplog.at_level(logging.DEBUG, logger="toolctx"):
+            dispatcher.dispatch(ToolCall("broken", {"n": 1}), template)
+        [record] = _toolctx_records(caplog)
+
+        assert SECRET_SCOPE not in caplog.text
+        assert SECRET_SCOPE not in repr(vars(record))
+
+    def test_a_denied_call_is_logged_at_info(self, caplog):
+        """An interceptor's denial is logged once, at INFO, without a traceback."""
+        from toolctx import ToolDenied
+
+        class No:
+            def before(self, call: ToolCall, context: Any) -> Any:
+                raise ToolDenied("not today")
+
+            def after(self, call: ToolCall, context: Any, result: Any) -> Any:
+                return result
+
+        dispatcher = Dispatcher(_logging_registry(), interceptors=[No()])
+
+        with caplog.at_level(logging.DEBUG, logger="toolctx"):
+            result = dispatcher.dispatch(ToolCall("fine", {"n": 1}))
+        [record] = _toolctx_records(caplog)
+
+        assert result.is_error
+        assert record.levelno == logging.INFO
+        assert record.exc_info is None
+        assert "not today" in record.getMessage()
+
+    def test_mcp_logs_a_failed_call_once(self, caplog):
+        """Over MCP a failed call is logged once (by the dispatcher), with its traceback; the server adds no second record."""
+        pytest.importorskip("mcp")
+        from tests.test_mcp_server import call
+
+        from toolctx.mcp import create_server
+
+        server = create_server(Dispatcher(_logging_registry()))
+
+        with caplog.at_level(logging.DEBUG, logger="toolctx"):
+            result = call(server, "broken", {"n": 3})
+        records = [r for r in caplog.records if r.name.startswith("toolctx")]
+
+        assert result.is_error is True
+        assert len(records) == 1
+        assert records[0].levelno == logging.ERROR
+        assert isinstance(records[0].exc_info[1], OSError)

@@ -128,7 +128,7 @@ class Open:
         if failure is None:
             result = ok_result(p.call, p.ctx, self.chunks, p.start)
         else:
-            result = error_result(
+            result = self.core.error(
                 p.call, p.ctx, failure, p.start, self.chunks or None
             )
         return self.record(result)
@@ -143,7 +143,9 @@ class Open:
         propagates, and the interceptors' ``after`` must not replace it.
         """
         core, p = self.core, self.p
-        result = error_result(
+        # Stopped by the consumer: not a failure of the call's, not logged;
+        # the tool's own failure while it closed is.
+        result = (error_result if failure is None else core.error)(
             p.call,
             p.ctx,
             cancelled(p.call) if failure is None else failure,

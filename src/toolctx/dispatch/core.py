@@ -14,8 +14,9 @@ sync, async, streaming and remote calls:
    output step (declared type, then JSON), or the failure the model reads;
    then the interceptors' ``after``, last first.
 
-Nothing here does I/O, binds a context or awaits, so every path decides a
-result the same way.
+Nothing here awaits, and nothing binds a context or does I/O except to
+log a failed call (:meth:`Core.error`, the one place a failure becomes a
+result), so every path decides a result, and logs it, the same way.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from toolctx._ids import new_invocation_id
 from toolctx._records import ToolCall, ToolProgress, ToolResult
 from toolctx._types.decode import ArgumentLimits, DecodeError
 from toolctx._types.decode import decode_arguments as decode
+from toolctx.context.current import SEAM
 from toolctx.context.execution import (
     CallRecorder,
     ExecutionContext,
@@ -48,7 +50,7 @@ from toolctx.dispatch.steps import (
     tool_failure,
     unknown_tool,
 )
-from toolctx.exceptions import ToolArgumentsError
+from toolctx.exceptions import ToolArgumentsError, ToolDenied
 from toolctx.tools.function import ToolEntry
 from toolctx.tools.protocols import Interceptor
 
@@ -66,6 +68,8 @@ class Core:
         interceptors: Run around every call.
         limits: Bounds on the argument text.
         detail: Put the exception's text in a failed call's message.
+        log: Log every failed call on the ``toolctx`` logger (False in a
+            remote worker: the dispatcher that sent the call logs it).
     """
 
     __slots__ = (
@@ -75,6 +79,7 @@ class Core:
         "interceptors",
         "limits",
         "listeners",
+        "log",
         "names",
         "progress",
     )
@@ -87,8 +92,10 @@ class Core:
         limits: ArgumentLimits,
         *,
         detail: bool,
+        log: bool = True,
     ) -> None:
         self.entries = entries
+        self.log = log
         self.names = names
         self.interceptors = interceptors
         self.chain = Chain(interceptors)
@@ -165,6 +172,7 @@ class Core:
         if self.interceptors:
             ctx, ran, refused = self.chain.before(call, ctx, start)
             if refused is not None:
+                self.logged(call, ctx, refused.error, refused.exception)
                 return self.chain.after(call, ctx, ran, refused)
         try:
             if entry is None:
@@ -190,8 +198,10 @@ class Core:
         except BaseException:
             self.abandon_call(call, ctx, ran, start)
             raise
+        # The model's to fix (no such tool, arguments it must correct):
+        # logged without a traceback, at DEBUG.
         return self.end(
-            call, ctx, ran, error_result(call, ctx, failure, start)
+            call, ctx, ran, self.error(call, ctx, failure, start, refused=True)
         )
 
     def held(
@@ -209,7 +219,7 @@ class Core:
         try:
             held = pending(call, ctx, entry, self.limits, start)
         except BaseException as exc:  # noqa: BLE001 - failure re-raises
-            return error_result(call, ctx, self.failure(call, exc), start)
+            return self.error(call, ctx, self.failure(call, exc), start)
         if held is not None:
             self.chain.tell_approval(call, ctx, held)
         return held
@@ -251,13 +261,90 @@ class Core:
         self, p: Prepared, failure: Failure, output: Any = None
     ) -> ToolResult:
         """The result of a call that failed with *failure*."""
-        result = error_result(p.call, p.ctx, failure, p.start, output)
+        result = self.error(p.call, p.ctx, failure, p.start, output)
         return self.end(p.call, p.ctx, p.ran, result)
 
     def succeeded(self, p: Prepared, output: Any) -> ToolResult:
         """The result of a call whose JSON-safe *output* is ready."""
         result = ok_result(p.call, p.ctx, output, p.start)
         return self.end(p.call, p.ctx, p.ran, result)
+
+    def error(
+        self,
+        call: ToolCall,
+        ctx: ExecutionContext,
+        failure: Failure,
+        start: int,
+        output: Any = None,
+        *,
+        refused: bool = False,
+    ) -> ToolResult:
+        """The error result of *failure*, logged (see :meth:`logged`).
+
+        *refused*: the call was refused before it ran, for the model to
+        fix (unknown tool, bad arguments): logged at DEBUG.
+        """
+        self.logged(
+            call,
+            ctx,
+            failure.message,
+            failure.exception,
+            logging.DEBUG if refused else None,
+        )
+        return error_result(call, ctx, failure, start, output)
+
+    def logged(
+        self,
+        call: ToolCall,
+        ctx: ExecutionContext,
+        message: str | None,
+        exc: BaseException | None,
+        level: int | None = None,
+    ) -> None:
+        """Log one failed call on the ``toolctx`` logger, for the host.
+
+        Each failed call is logged once, by the dispatcher that ran it
+        (whatever path: sync, async, batch, stream, resume, executor),
+        with its tool name, call id and invocation id in the message and
+        as the record's ``toolctx_tool_name``, ``toolctx_tool_call_id``
+        and ``toolctx_invocation_id``; the call's context is bound while
+        the record is made, so a
+        :class:`~toolctx.interceptors.ContextLogFilter` adds the rest of
+        its ids. Arguments the model must correct are logged at DEBUG
+        and a denial at INFO, without a traceback; anything else (the
+        tool raised, timed out, returned what cannot be sent, its worker
+        died) at ERROR with the exception and its traceback, even when
+        the model is not shown the exception's text
+        (``include_exception_messages=False``). The scope is never
+        logged.
+        """
+        if level is None:
+            if isinstance(exc, ToolArgumentsError):
+                level = logging.DEBUG
+            elif isinstance(exc, ToolDenied):
+                level = logging.INFO
+            else:
+                level = logging.ERROR
+        if not self.log or not _log.isEnabledFor(level):
+            return
+        token = SEAM.bind(ctx)
+        try:
+            _log.log(
+                level,
+                "Tool call %r failed (call id %s, invocation %s): %s",
+                call.name[:100],
+                call.id,
+                ctx.invocation_id,
+                message,
+                exc_info=exc if level >= logging.ERROR else None,
+                extra={
+                    "toolctx_tool_name": call.name,
+                    "toolctx_tool_call_id": call.id,
+                    "toolctx_invocation_id": ctx.invocation_id,
+                },
+            )
+        finally:
+            SEAM.unbind(token)
 
     def failure(
         self, call: ToolCall, exc: BaseException, *, awaited: bool = False

@@ -99,6 +99,7 @@ def run_remote(call: RemoteCall) -> RemoteOutcome:
         (),
         DEFAULT_LIMITS,
         detail=detail,
+        log=False,  # the dispatcher that sent the call logs its failure
     )
     try:
         decoded = decode_arguments(request, entry, DEFAULT_LIMITS)

@@ -11,11 +11,14 @@ A call held for approval (``@tool(needs_approval=...)``) cannot wait for
 a person here: it is answered with an ``isError`` result saying so, and
 nothing runs.
 
-Every failed call (an ``isError`` result) is logged on the ``toolctx``
-logger, with the traceback of the exception behind it: host-side only,
-the client sees the result's message. Whatever is raised *around* the
-tool becomes a generic JSON-RPC error for the client, its traceback
-logged on ``toolctx.mcp.server`` under an error id.
+Every failed call (an ``isError`` result) is logged once on the
+``toolctx`` logger: by the dispatcher, like any failed call (see
+:meth:`toolctx.Dispatcher.dispatch`), with the traceback of the exception
+behind it; here only what the dispatcher did not see (a call held for
+approval, a denial by the ``context_factory``). Host-side only: the
+client sees the result's message. Whatever is raised *around* the tool
+becomes a generic JSON-RPC error for the client, its traceback logged on
+``toolctx.mcp.server`` under an error id.
 """
 
 from __future__ import annotations
@@ -30,12 +33,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast, final
 
 from toolctx._records import ToolCall, ToolResult
 from toolctx.context.execution import ExecutionContext
-from toolctx.exceptions import (
-    ApprovalDenied,
-    ToolArgumentsError,
-    ToolDenied,
-    UnknownToolError,
-)
+from toolctx.exceptions import ToolDenied
 from toolctx.mcp.notify import ListChanged, ProgressRelay, progress_token
 from toolctx.mcp.request import request_info
 from toolctx.mcp.wire import Listing
@@ -65,7 +63,6 @@ _INVALID_PARAMS = -32602  # JSON-RPC 2.0: invalid params
 # failures around the tool; failed calls go to the ``toolctx`` logger.
 _log = logging.getLogger("toolctx.mcp.server")
 _calls_log = logging.getLogger("toolctx")
-_REFUSALS = (UnknownToolError, ToolArgumentsError, ToolDenied, ApprovalDenied)
 
 
 @final
@@ -163,6 +160,7 @@ class Handlers:
                     error=f"Call to tool {name!r} was denied: {exc.reason}",
                     exception=exc,
                 )
+                _log_refusal(result, logging.INFO)
             else:
                 if progress_token(ctx) is None:
                     result = await self.dispatcher.adispatch(call, template)
@@ -174,8 +172,7 @@ class Handlers:
             held = result.approval
             if held is not None:
                 result = _unapprovable(result)
-            if result.is_error:
-                _log_failure(result, held)
+                _log_refusal(result, logging.WARNING, held)
             message = result_message(result, self.dispatcher.registry)
         # A dict is a valid handler result; the SDK validates it on the way
         # out (filling resultType on the 2026 protocol), so building the
@@ -251,28 +248,24 @@ def _unapprovable(held: ToolResult) -> ToolResult:
     )
 
 
-def _log_failure(
-    result: ToolResult, held: ApprovalRequest | None = None
+def _log_refusal(
+    result: ToolResult, level: int, held: ApprovalRequest | None = None
 ) -> None:
-    """Log a failed call for the host: its message and traceback.
+    """Log a call refused here, which the dispatcher did not log.
 
-    A call refused because it needs approval is logged with its
-    :class:`~toolctx.ApprovalRequest` as the record's ``approval``, for
-    a handler that keeps it to resume later.
+    A call refused because it needs approval is logged (at WARNING) with
+    its :class:`~toolctx.ApprovalRequest` as the record's ``approval``,
+    for a handler that keeps it to resume later; a denial by the
+    ``context_factory`` at INFO, like the dispatcher logs a denial. No
+    traceback: nothing failed.
     """
-    exc = result.exception
-    # The call was refused (the model's or the policy's to fix, or held
-    # for a person), or it ran and failed: the tool raised, timed out or
-    # returned what cannot be sent (a bug or an outage to look at).
-    refused = exc is None or isinstance(exc, _REFUSALS)
     _calls_log.log(
-        logging.WARNING if refused else logging.ERROR,
+        level,
         "MCP tools/call of %r failed (call id %s, invocation %s): %s",
         result.name[:100],
         result.call_id,
         result.invocation_id or None,
         result.error,
-        exc_info=exc,
         extra=None if held is None else {"approval": held},
     )
 
