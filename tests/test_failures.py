@@ -12,8 +12,11 @@ import argparse
 import asyncio
 import dataclasses
 import logging
+import threading
+import time
 
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import attrs
@@ -26,6 +29,7 @@ from toolctx import (
     ToolCall,
     ToolResult,
 )
+from toolctx.exceptions import ToolTimeoutError
 
 
 BOUND = 30.0  # seconds before a call that should return is called a hang
@@ -393,3 +397,162 @@ class TestFailedCallsAreLoggedOnce:
         assert len(records) == 1
         assert records[0].levelno == logging.ERROR
         assert isinstance(records[0].exc_info[1], OSError)
+
+
+# -- #19.6: a timed-out call tells the truth ------------------------------------
+
+
+def _slow_registry(done: threading.Event) -> Registry:
+    registry = Registry()
+
+    @registry.tool(timeout=0.05)
+    def send_email(to: str) -> str:
+        """A sync tool that outlives its timeout, then takes effect."""
+        time.sleep(0.3)
+        done.set()
+        return f"sent to {to}"
+
+    @registry.tool(timeout=0.05, needs_approval=True)
+    def send_approved(to: str) -> str:
+        """The same, held for a person first."""
+        time.sleep(0.3)
+        done.set()
+        return f"sent to {to}"
+
+    @registry.tool(timeout=0.05)
+    async def polite(to: str) -> str:
+        """An async tool that stops when cancelled."""
+        await asyncio.sleep(10)
+        return to
+
+    @registry.tool(timeout=0.05)
+    async def stubborn(to: str) -> str:
+        """An async tool that ignores its cancellation."""
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            await asyncio.to_thread(time.sleep, 0.2)
+        return to
+
+    return registry
+
+
+async def _aresume_first(d: Dispatcher, call: ToolCall) -> ToolResult:
+    held = await d.adispatch(call)
+    assert held.approval is not None
+    return await d.aresume(held.approval, approved=True)
+
+
+TIMED_PATHS: dict[str, tuple[str, Callable[[Dispatcher, ToolCall], Any]]] = {
+    "adispatch": ("send_email", lambda d, c: d.adispatch(c)),
+    "adispatch_all": (
+        "send_email",
+        lambda d, c: _first(d.adispatch_all([c])),
+    ),
+    "astream": ("send_email", lambda d, c: _last(d.astream(c))),
+    "aresume": ("send_approved", _aresume_first),
+}
+
+
+async def _first(work: Awaitable[list[ToolResult]]) -> ToolResult:
+    return (await work)[0]
+
+
+async def _last(items: Any) -> Any:
+    return [item async for item in items][-1]
+
+
+class TestTimeoutsTellTheTruth:
+    """A timeout says whether the tool was stopped or may still run."""
+
+    @pytest.mark.parametrize("path", sorted(TIMED_PATHS))
+    def test_a_sync_tool_may_still_be_running(self, path):
+        """A sync tool's worker thread cannot be stopped: the model reads that it may still be running and not to repeat it blindly, and the host reads may_still_run; the tool does finish."""
+        done = threading.Event()
+        name, run = TIMED_PATHS[path]
+        dispatcher = Dispatcher(_slow_registry(done))
+
+        result = _bounded(run(dispatcher, ToolCall(name, {"to": "ada"})))
+
+        assert result.is_error
+        error = result.error or ""
+        assert "timed out after 0.05 seconds and may still be running" in error
+        assert "Do not repeat this call if it has side effects" in error
+        assert "cancelled" not in error
+        assert "Try again" not in error
+        exc = result.exception
+        assert isinstance(exc, ToolTimeoutError)
+        assert (exc.may_still_run, exc.started) == (True, True)
+        assert (exc.tool_name, exc.timeout) == (name, 0.05)
+        assert not done.is_set()
+        assert done.wait(BOUND)  # it did run on, and took effect
+
+    def test_an_async_tool_is_stopped(self):
+        """An async tool cancelled at its timeout is reported as stopped, not as still running."""
+        dispatcher = Dispatcher(_slow_registry(threading.Event()))
+
+        result = _bounded(
+            dispatcher.adispatch(ToolCall("polite", {"to": "x"}))
+        )
+
+        assert "and was stopped before it finished" in (result.error or "")
+        assert isinstance(result.exception, ToolTimeoutError)
+        assert result.exception.may_still_run is False
+
+    def test_an_async_tool_that_ignores_cancellation_may_still_run(self):
+        """An async tool still running after its cancellation is reported as possibly running."""
+        dispatcher = Dispatcher(_slow_registry(threading.Event()))
+
+        async def main() -> ToolResult:
+            result = await dispatcher.adispatch(
+                ToolCall("stubborn", {"to": "x"})
+            )
+            await asyncio.sleep(0.3)  # let it end before the loop closes
+            return result
+
+        result = _bounded(main())
+
+        assert "may still be running" in (result.error or "")
+        assert isinstance(result.exception, ToolTimeoutError)
+        assert result.exception.may_still_run is True
+
+    def test_an_executor_call_that_never_started_did_not_run(self):
+        """Through an executor, a call that started may still run there, and one still waiting for a worker at its timeout is cancelled and reported as not run."""
+        import remote_tools as rt
+
+        registry = Registry([rt.sleepy])
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            dispatcher = Dispatcher(registry, executor=pool)
+            first, second = _bounded(
+                dispatcher.adispatch_all(
+                    [
+                        ToolCall("sleepy", {"seconds": 0.4}),
+                        ToolCall("sleepy", {"seconds": 0.4}),
+                    ]
+                )
+            )
+
+        assert "may still be running" in (first.error or "")
+        assert isinstance(first.exception, ToolTimeoutError)
+        assert first.exception.may_still_run is True
+        assert "before it started, and did not run" in (second.error or "")
+        assert isinstance(second.exception, ToolTimeoutError)
+        assert second.exception.started is False
+        assert second.exception.may_still_run is False
+
+    def test_the_error_pickles_whole(self):
+        """A ToolTimeoutError crosses a process with its message and fields."""
+        import pickle
+
+        exc = ToolTimeoutError(
+            "late", tool_name="t", timeout=1.5, may_still_run=True
+        )
+
+        copy = pickle.loads(pickle.dumps(exc))
+
+        assert str(copy) == "late"
+        assert (copy.tool_name, copy.timeout, copy.may_still_run) == (
+            "t",
+            1.5,
+            True,
+        )

@@ -175,13 +175,25 @@ def run_to_end(value: Awaitable[Any]) -> Any:
 
 
 async def with_timeout(
-    value: Awaitable[Any], timeout: float, name: str
+    value: Awaitable[Any],
+    timeout: float,
+    name: str,
+    *,
+    unstoppable: bool = False,
+    cancel: Callable[[], bool] | None = None,
 ) -> Any:
     """Await *value* for at most *timeout* seconds.
 
+    When the time runs out the work is cancelled, and the error says
+    whether the tool may still be running, as it is: a worker thread
+    (*unstoppable*) cannot be stopped; *cancel*, for work another process
+    runs, cancels it there and returns whether it had not started yet (a
+    ``concurrent.futures.Future.cancel``); an awaitable is stopped unless
+    it is still running one loop iteration after being cancelled (it
+    ignores the cancellation or awaits in its cleanup).
+
     Raises:
-        ToolTimeoutError: The time ran out; the work was cancelled (a
-            worker thread cannot be stopped and finishes on its own).
+        ToolTimeoutError: The time ran out.
     """
     task = asyncio.ensure_future(captured(value))
     try:
@@ -192,12 +204,54 @@ async def with_timeout(
     if task in done:
         return thread_result(task.result())
     task.cancel()
-    msg = (
-        f"Tool {name!r} timed out after {timeout:g} seconds and was "
-        "cancelled. Try again with a smaller request, or tell the user the "
-        "tool is slow right now."
+    started = True
+    if cancel is not None:
+        started = not cancel()
+        running = started
+    elif unstoppable:
+        running = True
+    else:
+        await asyncio.sleep(0)  # the cancelled task's turn to end
+        running = not task.done()
+    raise timed_out(name, timeout, running=running, started=started)
+
+
+def timed_out(
+    name: str, timeout: float, *, running: bool, started: bool = True
+) -> ToolTimeoutError:
+    """The error of a call to tool *name* that ran past *timeout*.
+
+    The model reads whether the call may still be running (do not repeat
+    a call with side effects blindly), was stopped, or never started.
+    """
+    after = f"Tool {name!r} timed out after {timeout:g} seconds"
+    if not started:
+        message = (
+            f"{after} before it started, and did not run. Try again later, "
+            "or tell the user the tool is busy right now."
+        )
+    elif running:
+        message = (
+            f"{after} and may still be running: it could not be stopped, "
+            "and what it does may still take effect. Do not repeat this "
+            "call if it has side effects (such as sending a message or "
+            "making a payment) before checking whether it took effect; tell "
+            "the user the tool is slow right now."
+        )
+    else:
+        message = (
+            f"{after} and was stopped before it finished; what it did until "
+            "then may have taken effect. Check that before repeating a call "
+            "with side effects; otherwise try again with a smaller request, "
+            "or tell the user the tool is slow right now."
+        )
+    return ToolTimeoutError(
+        message,
+        tool_name=name,
+        timeout=timeout,
+        may_still_run=running,
+        started=started,
     )
-    raise ToolTimeoutError(msg)
 
 
 def collect(gen: Iterator[Any], step: Callable[[Any], Any]) -> list[Any]:

@@ -76,12 +76,15 @@ async def arun_elsewhere(
     timeout: float | None,
 ) -> ToolResult:
     """Run *remote* in *executor* from async code; the call's result."""
-    future = asyncio.wrap_future(executor.submit(run_remote, remote))
+    submitted = executor.submit(run_remote, remote)
+    future = asyncio.wrap_future(submitted)
     try:
         outcome = (
             await future
             if timeout is None
-            else await with_timeout(future, timeout, p.call.name)
+            else await with_timeout(
+                future, timeout, p.call.name, cancel=submitted.cancel
+            )
         )
     except ToolTimeoutError as exc:
         return core.failed(p, Failure(str(exc), exc))

@@ -117,7 +117,13 @@ async def run_async(
             else:
                 work = _in_worker(_body(entry, p.args))
             if timeout is not None:
-                work = with_timeout(work, timeout, p.call.name)
+                # A worker thread (sync tools) cannot be stopped.
+                work = with_timeout(
+                    work,
+                    timeout,
+                    p.call.name,
+                    unstoppable=mode not in _NEED_A_LOOP,
+                )
             value = await (work if AWAIT_DIRECTLY else await_tool(work))
             if (
                 mode == SYNC

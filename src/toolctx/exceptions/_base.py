@@ -38,6 +38,9 @@ def _unpickle(
     cls: type[ToolctxError], args: tuple[Any, ...], state: dict[str, Any]
 ) -> ToolctxError:
     exc = cls.__new__(cls, *args)
+    # OSError's __new__ (TimeoutError's) leaves args to an overridden
+    # __init__, which is not called here.
+    exc.args = args
     exc.__dict__.update(state)
     return exc
 

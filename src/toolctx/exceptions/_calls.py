@@ -108,10 +108,51 @@ class ToolOutputError(ToolctxError, TypeError):
 class ToolTimeoutError(ToolctxError, TimeoutError):
     """A call ran past its timeout (becomes an error result).
 
+    The dispatcher stops waiting for the call; whether the tool stopped
+    too depends on how it ran. An ``async def`` tool is cancelled; a sync
+    tool's worker thread cannot be stopped, nor can a call that a process
+    pool or a Dask worker has started: it runs to its end, and its side
+    effects happen after the model was told of the timeout. The message
+    the model reads says which, so that it does not blindly repeat a call
+    with side effects (sending an email twice); hosts read
+    :attr:`may_still_run` on ``ToolResult.exception``.
+
+    Attributes:
+        tool_name: The tool that timed out, if known.
+        timeout: The limit it ran past, in seconds, if known.
+        may_still_run: Whether the tool's body may still be running (and
+            its effects still take place): True for a sync tool in a
+            worker thread, a call running in another process, or an
+            async tool that did not stop when cancelled.
+        started: False when the call never started (it waited for a
+            worker until the time ran out): nothing of it ran.
+
+    Example:
+        >>> error = ToolTimeoutError(
+        ...     "...", tool_name="send", timeout=5.0, may_still_run=True
+        ... )
+        >>> error.may_still_run, error.started
+        (True, True)
+
     .. versionadded:: 0.1.0
     """
 
     __module__ = PUBLIC_MODULE
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tool_name: str | None = None,
+        timeout: float | None = None,
+        may_still_run: bool = False,
+        started: bool = True,
+    ) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+        self.timeout = timeout
+        self.may_still_run = may_still_run
+        self.started = started
 
 
 class ToolDenied(ToolctxError):  # noqa: N818 - the contract's name
