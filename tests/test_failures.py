@@ -12,11 +12,14 @@ import argparse
 import asyncio
 import dataclasses
 import logging
+import multiprocessing
+import os
 import threading
 import time
 
 from collections.abc import Awaitable, Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 import attrs
@@ -323,6 +326,26 @@ class TestFailedCallsAreLoggedOnce:
         assert record.exc_info is None
         assert "Traceback" not in caplog.text
 
+    @pytest.mark.parametrize("path", ["dispatch", "adispatch"])
+    def test_an_executor_call_is_logged_once_by_the_dispatcher(
+        self, caplog, path
+    ):
+        """A call run by an executor is logged once, by the dispatcher that sent it, with the exception that came back (the worker, here in-process, logs nothing)."""
+        import remote_tools as rt
+
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            dispatcher = Dispatcher(Registry([rt.explode]), executor=pool)
+            with caplog.at_level(logging.DEBUG, logger="toolctx"):
+                result = RUNNERS[path](
+                    dispatcher, ToolCall("explode", {"message": "gone"}, "e")
+                )
+        [record] = _toolctx_records(caplog)
+
+        assert result.is_error
+        assert record.levelno == logging.ERROR
+        assert isinstance(record.exc_info[1], ValueError)
+        assert record.toolctx_invocation_id == result.invocation_id
+
     def test_the_context_filter_sees_the_failed_call(self, caplog):
         """A ContextLogFilter on the handler gets the failed call's own ids and session, not the caller's (none)."""
         from toolctx import ExecutionContext
@@ -556,3 +579,100 @@ class TestTimeoutsTellTheTruth:
             1.5,
             True,
         )
+
+
+# -- #19.8: a crashed process-pool worker --------------------------------------
+
+
+@pytest.fixture(name="spawn_pool")
+def _spawn_pool() -> Iterator[ProcessPoolExecutor]:
+    """A one-worker spawned pool, shut down (with any replacement) after."""
+    pool = ProcessPoolExecutor(
+        max_workers=1, mp_context=multiprocessing.get_context("spawn")
+    )
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+CRASH_RUNNERS: dict[str, Runner] = {
+    "dispatch": RUNNERS["dispatch"],
+    "adispatch": RUNNERS["adispatch"],
+}
+
+
+class TestCrashedWorkers:
+    """A process pool whose worker died is replaced; the dead call is told."""
+
+    @pytest.mark.parametrize("path", sorted(CRASH_RUNNERS))
+    def test_the_next_call_runs_in_a_new_pool(self, spawn_pool, path):
+        """The call whose worker died gets a truthful error (it may have partly run), and the next call succeeds in a pool made like the first."""
+        import remote_tools as rt
+
+        run = CRASH_RUNNERS[path]
+        dispatcher = Dispatcher(
+            Registry([rt.crash_worker, rt.shout]), executor=spawn_pool
+        )
+        try:
+            died = run(dispatcher, ToolCall("crash_worker", {}))
+            after = run(dispatcher, ToolCall("shout", {"text": "hi"}))
+            again = run(dispatcher, ToolCall("shout", {"text": "yo"}))
+        finally:
+            fresh = dispatcher.executor
+            if fresh is not spawn_pool and fresh is not None:
+                fresh.shutdown(wait=True)
+
+        assert died.is_error
+        error = died.error or ""
+        assert "the worker process running it died" in error
+        assert "may have partly run" in error
+        assert "Try again" not in error
+        assert isinstance(died.exception, BrokenProcessPool)
+        assert (after.output, again.output) == ("HI!", "YO!")
+        assert isinstance(fresh, ProcessPoolExecutor)
+        assert fresh is not spawn_pool
+        assert fresh._max_workers == 1
+        assert fresh._mp_context.get_start_method() == "spawn"
+
+    def test_a_pool_broken_elsewhere_is_replaced_before_the_call(
+        self, spawn_pool
+    ):
+        """A call sent to a pool that broke before it (nothing of it ran) runs in the new pool."""
+        import remote_tools as rt
+
+        crashed = spawn_pool.submit(os._exit, 3)
+        with pytest.raises(BrokenProcessPool):
+            crashed.result(timeout=BOUND)
+        dispatcher = Dispatcher(Registry([rt.shout]), executor=spawn_pool)
+        try:
+            result = dispatcher.dispatch(ToolCall("shout", {"text": "hi"}))
+        finally:
+            fresh = dispatcher.executor
+            if fresh is not spawn_pool and fresh is not None:
+                fresh.shutdown(wait=True)
+
+        assert result.output == "HI!"
+        assert fresh is not spawn_pool
+
+    def test_a_pool_toolctx_cannot_rebuild_is_kept(self):
+        """A subclass of ProcessPoolExecutor is not replaced: the dead call is told, and later calls say the tool is unavailable."""
+        import remote_tools as rt
+
+        class Custom(ProcessPoolExecutor):
+            pass
+
+        with Custom(
+            max_workers=1, mp_context=multiprocessing.get_context("spawn")
+        ) as pool:
+            dispatcher = Dispatcher(
+                Registry([rt.crash_worker, rt.shout]), executor=pool
+            )
+            died = dispatcher.dispatch(ToolCall("crash_worker", {}))
+            later = dispatcher.dispatch(ToolCall("shout", {"text": "hi"}))
+
+        assert dispatcher.executor is pool
+        assert "the worker process running it died" in (died.error or "")
+        assert "unavailable" in (died.error or "")
+        assert "nothing of the call ran" in (later.error or "")
+        assert isinstance(later.exception, BrokenProcessPool)

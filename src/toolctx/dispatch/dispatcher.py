@@ -23,7 +23,7 @@ from collections.abc import (
 from concurrent.futures import Executor
 from functools import partial
 from time import perf_counter_ns
-from typing import cast, final
+from typing import TYPE_CHECKING, cast, final
 
 from toolctx._records import (
     ApprovalRequest,
@@ -60,6 +60,10 @@ from toolctx.tools.protocols import Interceptor
 from toolctx.tools.registry import Registry
 
 
+if TYPE_CHECKING:
+    from toolctx.dispatch.executor import RemoteExecutor
+
+
 @final
 class Dispatcher:
     """Runs tool calls against a registry, each with its own context.
@@ -93,6 +97,14 @@ class Dispatcher:
             call's context and session state stay in this process; the
             call, the tool's import reference and the serialized context
             travel, and the whole result comes back. None runs tools here.
+            A plain ``ProcessPoolExecutor`` one of whose worker processes
+            dies (which leaves it unusable) is replaced with a new one
+            made with the same ``max_workers``, ``mp_context``,
+            ``initializer``, ``initargs`` and ``max_tasks_per_child``:
+            :attr:`executor` is then the new pool, which the host shuts
+            down when done. The call that was running there is an error
+            result saying its worker died; later calls run in the new
+            pool. Another executor (a subclass, Dask) is never replaced.
         scope_loader: With an *executor*: the import reference
             (``"package.module:function"``) of a worker-side function
             ``(ExecutionContext) -> object`` that rebuilds the scope from
@@ -177,7 +189,7 @@ class Dispatcher:
             if executor is None:
                 msg = "scope_loader only applies with an executor."
                 raise ValueError(msg)
-        self._executor = executor
+        self._executor = _remote(executor)
         self._scope_loader = scope_loader
         self._claims = Claims()
         self._core = Core(
@@ -192,9 +204,13 @@ class Dispatcher:
     def executor(self) -> Executor | None:
         """Where tool bodies run: None for this process.
 
+        The executor given to the dispatcher, or the process pool that
+        replaced it after one of its workers died (see *executor*).
+
         .. versionadded:: 0.1.0
         """
-        return self._executor
+        remote = self._executor
+        return None if remote is None else remote.executor
 
     @property
     def interceptors(self) -> tuple[Interceptor, ...]:
@@ -474,7 +490,7 @@ class Dispatcher:
         .. versionadded:: 0.1.0
         """
         check_call(call, "stream")
-        if not streams(self._core, self._executor, call):
+        if not streams(self._core, self.executor, call):
             p, session = self._prepare(call, context)
             pending = self._collect(p)
             return replay(pending, self._run(p, session))
@@ -513,7 +529,7 @@ class Dispatcher:
         .. versionadded:: 0.1.0
         """
         check_call(call, "astream")
-        if not streams(self._core, self._executor, call):
+        if not streams(self._core, self.executor, call):
             return areplay(partial(self._astream_one, call, context))
         return stream_async(self._core, call, context)
 
@@ -658,6 +674,15 @@ class Dispatcher:
             )
             raise TypeError(msg)
         return self._core.listen(listener)
+
+
+def _remote(executor: Executor | None) -> RemoteExecutor | None:
+    """Where a dispatcher with *executor* sends its calls (None: here)."""
+    if executor is None:
+        return None
+    from toolctx.dispatch.executor import RemoteExecutor
+
+    return RemoteExecutor(executor)
 
 
 def _recorded(session: Session, result: ToolResult) -> ToolResult:

@@ -8,14 +8,25 @@ worker function :func:`~toolctx.remote.run_remote`, which runs the body
 with :func:`toolctx.dispatch.run.run_sync`. What the worker recorded
 (published metadata, state changes) is copied onto this call, and
 :class:`~toolctx.dispatch.core.Core` builds the result.
+
+A ``concurrent.futures.ProcessPoolExecutor`` is unusable for good once
+one of its worker processes dies (``BrokenProcessPool``).
+:class:`RemoteExecutor` replaces such a pool with a new one built the same
+way, so that one crash does not fail every later call: the calls that
+were running in it are reported as dead (they may have partly run), and
+a call sent to it after it broke is sent to the new pool (nothing of it
+had run).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 
-from concurrent.futures import Executor
-from typing import TYPE_CHECKING
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Any, final
 
 from toolctx.context.execution import recorder_of
 from toolctx.dispatch.awaiting import with_timeout
@@ -29,6 +40,94 @@ if TYPE_CHECKING:
     from toolctx._records import ToolResult
     from toolctx.dispatch.core import Core
     from toolctx.dispatch.prepared import Prepared
+
+
+_log = logging.getLogger("toolctx")
+
+
+@final
+class RemoteExecutor:
+    """A dispatcher's executor, replaced when it is a broken process pool.
+
+    Args:
+        executor: Where the tool bodies run.
+    """
+
+    __slots__ = ("_lock", "executor")
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+        self._lock = threading.Lock()
+
+    def submit(self, remote: RemoteCall) -> tuple[Executor, Future[Any]]:
+        """Send *remote* to the executor; the executor used, the future.
+
+        A process pool that broke before this call was sent gets replaced
+        first (nothing of the call ran), when it can be.
+
+        Raises:
+            BrokenProcessPool: The pool is broken and cannot be replaced.
+        """
+        executor = self.executor
+        try:
+            return executor, executor.submit(run_remote, remote)
+        except BrokenProcessPool:
+            fresh = self.replace(executor)
+            if fresh is None:
+                raise
+            return fresh, fresh.submit(run_remote, remote)
+
+    def replace(self, broken: Executor) -> Executor | None:
+        """Replace *broken*, a process pool one of whose workers died.
+
+        Returns the executor to use from now on (another call may have
+        replaced it already), or None when *broken* cannot be rebuilt:
+        only a plain ``ProcessPoolExecutor`` can be, with its
+        ``max_workers``, ``mp_context``, ``initializer``, ``initargs`` and
+        ``max_tasks_per_child``.
+        """
+        with self._lock:
+            if self.executor is not broken:
+                return self.executor
+            fresh = _rebuilt(broken)
+            if fresh is None:
+                return None
+            self.executor = fresh
+        broken.shutdown(wait=False)
+        _log.warning(
+            "A worker process of %r died and the pool cannot run calls any "
+            "more; toolctx replaced it with %r (Dispatcher.executor), which "
+            "the host shuts down when it is done.",
+            broken,
+            fresh,
+        )
+        return fresh
+
+
+def _rebuilt(pool: Executor) -> Executor | None:
+    """A new pool made like *pool*, or None if toolctx cannot make one.
+
+    Reads the private attributes ``ProcessPoolExecutor`` keeps its
+    arguments in (missing ones, where a Python version lacks them, are
+    left to their defaults).
+    """
+    if type(pool) is not ProcessPoolExecutor:
+        return None
+    options: dict[str, Any] = {}
+    for name in (
+        "max_workers",
+        "mp_context",
+        "initializer",
+        "initargs",
+        "max_tasks_per_child",
+    ):
+        if hasattr(pool, f"_{name}"):
+            options[name] = getattr(pool, f"_{name}")
+    try:
+        return ProcessPoolExecutor(**options)
+    except Exception:  # noqa: BLE001 - the host's pool stays broken
+        _log.exception("Could not replace the broken process pool %r", pool)
+        return None
 
 
 def remote_call(
@@ -55,13 +154,15 @@ def remote_call(
 
 
 def run_elsewhere(
-    core: Core, p: Prepared, executor: Executor, remote: RemoteCall
+    core: Core, p: Prepared, executor: RemoteExecutor, remote: RemoteCall
 ) -> ToolResult:
     """Run *remote* in *executor* and wait; the call's result."""
+    used: Executor | None = None
     try:
-        outcome = executor.submit(run_remote, remote).result()
+        used, future = executor.submit(remote)
+        outcome = future.result()
     except Exception as exc:  # noqa: BLE001 - executor failures are results
-        return core.failed(p, _executor_failure(p, exc))
+        return core.failed(p, _executor_failure(p, exc, executor, used))
     except BaseException:
         core.abandon(p)
         raise
@@ -71,14 +172,15 @@ def run_elsewhere(
 async def arun_elsewhere(
     core: Core,
     p: Prepared,
-    executor: Executor,
+    executor: RemoteExecutor,
     remote: RemoteCall,
     timeout: float | None,
 ) -> ToolResult:
     """Run *remote* in *executor* from async code; the call's result."""
-    submitted = executor.submit(run_remote, remote)
-    future = asyncio.wrap_future(submitted)
+    used: Executor | None = None
     try:
+        used, submitted = executor.submit(remote)
+        future = asyncio.wrap_future(submitted)
         outcome = (
             await future
             if timeout is None
@@ -89,7 +191,7 @@ async def arun_elsewhere(
     except ToolTimeoutError as exc:
         return core.failed(p, Failure(str(exc), exc))
     except Exception as exc:  # noqa: BLE001 - executor failures are results
-        return core.failed(p, _executor_failure(p, exc))
+        return core.failed(p, _executor_failure(p, exc, executor, used))
     except BaseException:
         core.abandon(p)
         raise
@@ -109,11 +211,42 @@ def _applied(core: Core, p: Prepared, outcome: RemoteOutcome) -> ToolResult:
     return core.succeeded(p, outcome.output)
 
 
-def _executor_failure(p: Prepared, exc: Exception) -> Failure:
-    # Executor errors name hosts, ports and pids (Dask's CommClosedError,
-    # a broken pool): the host gets them on ToolResult.exception.
+def _executor_failure(
+    p: Prepared,
+    exc: Exception,
+    executor: RemoteExecutor,
+    used: Executor | None,
+) -> Failure:
+    """The failure of a call whose executor failed; *used* ran it.
+
+    Executor errors name hosts, ports and pids (Dask's CommClosedError,
+    a broken pool): the host gets them on ToolResult.exception.
+    """
+    name = p.call.name
+    if isinstance(exc, BrokenProcessPool):
+        if used is None:  # broken before the call, and not replaceable
+            return Failure(
+                f"Tool {name!r} could not run: the host's worker processes "
+                "are unavailable (BrokenProcessPool), and nothing of the "
+                "call ran. Tell the user the tool is unavailable right now.",
+                exc,
+            )
+        replaced = executor.replace(used) is not None
+        then = (
+            "The host has started new worker processes, so another call "
+            "can run."
+            if replaced
+            else "Tell the user the tool is unavailable right now."
+        )
+        return Failure(
+            f"Tool {name!r} did not finish: the worker process running it "
+            "died (BrokenProcessPool), so it may have partly run. Check "
+            "whether it took effect before repeating a call with side "
+            f"effects. {then}",
+            exc,
+        )
     return Failure(
-        f"Tool {p.call.name!r} could not run: its worker process failed "
+        f"Tool {name!r} could not run: its worker process failed "
         f"({type(exc).__name__}). Try again; if it keeps failing, tell the "
         "user the tool is unavailable right now.",
         exc,
