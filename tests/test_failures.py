@@ -346,6 +346,30 @@ class TestFailedCallsAreLoggedOnce:
         assert isinstance(record.exc_info[1], ValueError)
         assert record.toolctx_invocation_id == result.invocation_id
 
+    def test_a_failing_approval_check_is_logged(self, caplog):
+        """An approval check that raises fails the call, and that failure is logged once with the check's exception."""
+
+        def check(call: ToolCall, context: Any) -> bool:
+            msg = "policy store down"
+            raise ConnectionError(msg)
+
+        registry = Registry()
+
+        @registry.tool(needs_approval=check)
+        def pay(amount: int) -> int:
+            """Pay."""
+            return amount
+
+        with caplog.at_level(logging.DEBUG, logger="toolctx"):
+            result = Dispatcher(registry).dispatch(
+                ToolCall("pay", {"amount": 1})
+            )
+        [record] = _toolctx_records(caplog)
+
+        assert result.is_error
+        assert record.levelno == logging.ERROR
+        assert isinstance(record.exc_info[1], ConnectionError)
+
     def test_the_context_filter_sees_the_failed_call(self, caplog):
         """A ContextLogFilter on the handler gets the failed call's own ids and session, not the caller's (none)."""
         from toolctx import ExecutionContext
