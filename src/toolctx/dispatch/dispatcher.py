@@ -75,7 +75,10 @@ class Dispatcher:
     binds it in the context variable for exactly the duration of the call
     and restores the previous value afterwards, whatever happens.
     Tool-level failures never raise: they come back as
-    ``ToolResult(is_error=True)`` with a message a model can act on.
+    ``ToolResult(is_error=True)`` with a message a model can act on, and
+    each is logged once on the ``toolctx`` logger for the host (at ERROR
+    with its traceback when the tool ran and failed; a denial at INFO and
+    arguments the model must fix at DEBUG, without one).
 
     Args:
         registry: The tools to dispatch to.
