@@ -410,6 +410,8 @@ class TestFailedCallsAreLoggedOnce:
         from toolctx import ToolDenied
 
         class No:
+            """Deny every call."""
+
             def before(self, call: ToolCall, context: Any) -> Any:
                 raise ToolDenied("not today")
 
@@ -684,7 +686,7 @@ class TestCrashedWorkers:
         import remote_tools as rt
 
         class Custom(ProcessPoolExecutor):
-            pass
+            """A pool class toolctx does not know how to rebuild."""
 
         with Custom(
             max_workers=1, mp_context=multiprocessing.get_context("spawn")
