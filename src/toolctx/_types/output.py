@@ -22,7 +22,7 @@ import json
 import threading
 
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 from typing import get_args as typing_get_args
 from typing import get_origin as typing_get_origin
 
@@ -33,6 +33,7 @@ from toolctx._types.output_scalars import (
     MAX_INT,
     MAX_INT_DIGITS,
     NotJSONError,
+    checked_text,
     duration_text,
     not_finite,
     not_json,
@@ -102,7 +103,10 @@ def to_json(value: object) -> object:
             too deeply).
     """
     cls = type(value)
-    if cls is str or cls is bool or value is None:
+    if cls is str:
+        text = cast("str", value)
+        return text if text.isascii() else checked_text(text)
+    if cls is bool or value is None:
         return value
     try:
         return convert(value)
@@ -121,8 +125,11 @@ def convert(value: Any) -> Any:
         if cls is float:
             if value - value != 0:  # NaN, or inf - inf
                 raise not_finite(value)
-        elif cls is int and not -MAX_INT < value < MAX_INT:
-            raise too_long(value)
+        elif cls is int:
+            if not -MAX_INT < value < MAX_INT:
+                raise too_long(value)
+        elif cls is str and not value.isascii():
+            return checked_text(value)
         return value
     try:
         converter = _converters[cls]
@@ -254,6 +261,8 @@ def _mapping(mapping: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, item in mapping.items():
         name = key if type(key) is str else _key(key)
+        if not name.isascii():
+            checked_text(name, "A key")
         try:
             out[name] = convert(item)
         except NotJSONError as exc:
@@ -339,7 +348,7 @@ def _with_shortcut(kind: object, step: Convert) -> Convert:  # noqa: C901
     if kind is Kind.STRING:
 
         def string(value: Any) -> Any:
-            if type(value) is str:
+            if type(value) is str and value.isascii():
                 return value
             return step(value)
 

@@ -15,7 +15,13 @@ Every failed call (an ``isError`` result) is logged on the ``toolctx``
 logger, with the traceback of the exception behind it: host-side only,
 the client sees the result's message. Whatever is raised *around* the
 tool becomes a generic JSON-RPC error for the client, its traceback
-logged on ``toolctx.mcp.server`` under an error id.
+logged on ``toolctx.mcp.server`` under an error id. An answer that cannot
+be sent (text that is not valid Unicode, which the renderers escape and
+the dispatcher refuses, or any other value JSON cannot carry) is caught
+before it reaches the transport, where it would stop a stdio server or
+leave an HTTP request unanswered: a ``tools/call`` gets an ``isError``
+result instead, any other request a generic error, and the log the
+traceback under an error id.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, cast, final
 
 from toolctx._records import ToolCall, ToolResult
+from toolctx._text import bounded
 from toolctx.context.execution import ExecutionContext
 from toolctx.exceptions import (
     ApprovalDenied,
@@ -122,7 +129,7 @@ class Handlers:
     async def middleware(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        """Watch new connections; keep our schemas' key order.
+        """Watch new connections; keep our schemas' key order; check answers.
 
         A handshake-era connection is told of changes from its
         ``initialize`` on (before the answer is sent, so no change made
@@ -130,7 +137,8 @@ class Handlers:
         re-validates
         ``tools/list`` results against the protocol version's model, which
         moves ``type`` after ``properties``; when a schema is otherwise
-        unchanged, ours is sent, byte for byte.
+        unchanged, ours is sent, byte for byte. Every answer is checked to
+        be sendable (:func:`_unsendable`).
         """
         method = ctx.method
         result = await call_next(ctx)
@@ -139,7 +147,14 @@ class Handlers:
         elif method == "tools/list" and isinstance(result, dict):
             with _answering("tools/list"):
                 self.listing().restore_schemas(result)
-        return result
+        problem = _unsendable(result)
+        if problem is None:
+            return result
+        params = ctx.params or {}
+        name = params.get("name") if method == "tools/call" else None
+        if not isinstance(name, str):
+            _internal_error(problem, method, None)
+        return cast("HandlerResult", _unsent(problem, name))
 
     # -- tools/call -------------------------------------------------------
 
@@ -160,7 +175,10 @@ class Handlers:
                     name=name,
                     call_id=info.request_id,
                     is_error=True,
-                    error=f"Call to tool {name!r} was denied: {exc.reason}",
+                    error=(
+                        f"Call to tool {name!r} was denied: "
+                        f"{bounded(exc.reason)}"
+                    ),
                     exception=exc,
                 )
             else:
@@ -275,6 +293,41 @@ def _log_failure(
         exc_info=exc,
         extra=None if held is None else {"approval": held},
     )
+
+
+def _unsendable(result: object) -> Exception | None:
+    """Why *result* cannot be written as JSON text, None if it can.
+
+    The transport's own serialization raises outside any request (a stdio
+    server stops; an HTTP request stays unanswered); this one raises here,
+    where the request can still be answered.
+    """
+    import pydantic_core
+
+    try:
+        pydantic_core.to_json(result)
+    except (pydantic_core.PydanticSerializationError, ValueError) as exc:
+        return exc
+    return None
+
+
+def _unsent(problem: Exception, name: str) -> dict[str, Any]:
+    """The ``isError`` result answering a call whose result was unsendable."""
+    error_id = uuid.uuid4().hex[:16]
+    shown = name[:100]
+    _log.error(
+        "The result of MCP tools/call of %r could not be sent (error id %s)",
+        shown,
+        error_id,
+        exc_info=problem,
+    )
+    error = (
+        f"The result of tool {shown!r} could not be sent: it is not valid "
+        f"JSON text (error id {error_id}; the server's log has the "
+        "details). Report the error id to the server's operator."
+    )
+    result = ToolResult(name=name, is_error=True, error=error)
+    return cast("dict[str, Any]", result_message(result))
 
 
 def _invalid_cursor(cursor: str) -> NoReturn:
