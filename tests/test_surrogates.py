@@ -290,6 +290,34 @@ class TestTextToolctxWrites:
             f"Call to tool 'echo' was denied: {ESCAPED} is private"
         )
 
+    def test_a_declined_approval_reason_is_escaped(self):
+        """A person's reason for declining, quoting the name, is escaped."""
+        from toolctx import Registry, tool
+
+        @tool(needs_approval=True)
+        def delete(path: str) -> str:
+            """Delete a file."""
+            return path
+
+        dispatcher = Dispatcher(Registry([delete]))
+
+        def held() -> Any:
+            call = ToolCall("delete", '{"path": "x"}', id="c1")
+            result = dispatcher.dispatch(call)
+            assert result.approval is not None
+            return result.approval
+
+        reason = f"keep {NAME}"
+        for result in (
+            dispatcher.resume(held(), approved=False, reason=reason),
+            asyncio.run(
+                dispatcher.aresume(held(), approved=False, reason=reason)
+            ),
+        ):
+            assert result.error is not None
+            assert f"Reason: keep {ESCAPED}" in result.error
+            assert encodable(openai.result_message(result))
+
 
 RENDERERS: dict[str, Callable[[ToolResult], object]] = {
     "openai.result_message": openai.result_message,
