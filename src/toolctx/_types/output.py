@@ -22,7 +22,7 @@ import json
 import threading
 
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 from typing import get_args as typing_get_args
 from typing import get_origin as typing_get_origin
 
@@ -102,10 +102,9 @@ def to_json(value: object) -> object:
             (a ``TypeError``, as is a reference cycle or a value nested
             too deeply).
     """
+    if type(value) is str:
+        return value if value.isascii() else checked_text(value)
     cls = type(value)
-    if cls is str:
-        text = cast("str", value)
-        return text if text.isascii() else checked_text(text)
     if cls is bool or value is None:
         return value
     try:
@@ -121,15 +120,14 @@ def to_json(value: object) -> object:
 def convert(value: Any) -> Any:
     """:func:`to_json` without the guard against deep nesting."""
     cls = type(value)
+    if cls is str:  # the commonest leaf: ASCII is always valid UTF-8
+        return value if value.isascii() else checked_text(value)
     if cls in _JSON_SCALARS:
         if cls is float:
             if value - value != 0:  # NaN, or inf - inf
                 raise not_finite(value)
-        elif cls is int:
-            if not -MAX_INT < value < MAX_INT:
-                raise too_long(value)
-        elif cls is str and not value.isascii():
-            return checked_text(value)
+        elif cls is int and not -MAX_INT < value < MAX_INT:
+            raise too_long(value)
         return value
     try:
         converter = _converters[cls]
