@@ -299,13 +299,45 @@ def _unsendable(result: object) -> Exception | None:
     """Why *result* cannot be written as JSON text, None if it can.
 
     The transport's own serialization raises outside any request (a stdio
-    server stops; an HTTP request stays unanswered); this one raises here,
-    where the request can still be answered.
+    server stops; an HTTP request stays unanswered); this check runs here,
+    where the request can still be answered. JSON data (what toolctx's
+    handlers return) is walked, its strings checked cheaply (ASCII needs
+    no encoding: a megabyte of base64 costs microseconds); anything else
+    is serialized by pydantic, as the transport would.
     """
+    pending = [result]
+    while pending:
+        value = pending.pop()
+        cls = type(value)
+        if cls is str:
+            text = cast("str", value)
+            if not text.isascii():
+                try:
+                    text.encode()
+                except UnicodeEncodeError as exc:
+                    return exc
+        elif cls is dict:
+            data = cast("dict[object, object]", value)
+            pending.extend(data.keys())
+            pending.extend(data.values())
+        elif cls is list or cls is tuple:
+            pending.extend(cast("list[object]", value))
+        elif value is not None and cls not in _JSON_NUMBERS:
+            problem = _serializes(value)
+            if problem is not None:
+                return problem
+    return None
+
+
+_JSON_NUMBERS = frozenset({int, float, bool})
+
+
+def _serializes(value: object) -> Exception | None:
+    """Why pydantic cannot serialize *value* (a model...), None if it can."""
     import pydantic_core
 
     try:
-        pydantic_core.to_json(result)
+        pydantic_core.to_json(value)
     except (pydantic_core.PydanticSerializationError, ValueError) as exc:
         return exc
     return None
