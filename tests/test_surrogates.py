@@ -498,3 +498,39 @@ class TestMcpServer:
             r for r in caplog.records if r.name == "toolctx.mcp.server"
         ]
         assert record.exc_info is not None
+
+
+class TestSpans:
+    """OpenTelemetry spans carry the model's text escaped, so it exports."""
+
+    def test_name_id_and_arguments_are_escaped(self):
+        """A span's name and attributes from the model's call encode as UTF-8."""
+        pytest.importorskip("opentelemetry.sdk")
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+            InMemorySpanExporter,
+        )
+
+        from toolctx.otel import OpenTelemetryInterceptor
+
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        interceptor = OpenTelemetryInterceptor(
+            tracer_provider=provider, record_arguments=True
+        )
+        dispatcher = Dispatcher(
+            surrogate_tools.registry, interceptors=[interceptor]
+        )
+        try:
+            dispatcher.dispatch(ToolCall(NAME, {"path": NAME}, id=NAME))
+        finally:
+            provider.shutdown()
+        [span] = exporter.get_finished_spans()
+        assert span.name == f"execute_tool {ESCAPED}"
+        assert span.attributes is not None
+        assert span.attributes["gen_ai.tool.call.id"] == ESCAPED
+        assert encodable(
+            [span.name, span.status.description, dict(span.attributes)]
+        )
