@@ -534,3 +534,28 @@ class TestSpans:
         assert encodable(
             [span.name, span.status.description, dict(span.attributes)]
         )
+
+
+class TestLogRecords:
+    """ContextLogFilter writes the model's ids escaped."""
+
+    def test_call_id_and_tool_name_are_escaped(self):
+        """A record logged inside a call gets the call id and name escaped."""
+        from toolctx import Registry, tool
+        from toolctx.interceptors import ContextLogFilter
+
+        records: list[logging.LogRecord] = []
+        log_filter = ContextLogFilter(fields=("tool_call_id", "tool_name"))
+
+        @tool
+        def noisy() -> str:
+            """Log a line."""
+            record = logging.makeLogRecord({"msg": "working"})
+            log_filter.filter(record)
+            records.append(record)
+            return "ok"
+
+        Dispatcher(Registry([noisy])).dispatch(ToolCall("noisy", "{}", NAME))
+        [record] = records
+        assert record.toolctx_tool_call_id == ESCAPED
+        assert record.toolctx_tool_name == "noisy"
