@@ -15,13 +15,7 @@ Every failed call (an ``isError`` result) is logged on the ``toolctx``
 logger, with the traceback of the exception behind it: host-side only,
 the client sees the result's message. Whatever is raised *around* the
 tool becomes a generic JSON-RPC error for the client, its traceback
-logged on ``toolctx.mcp.server`` under an error id. An answer that cannot
-be sent (text that is not valid Unicode, which the renderers escape and
-the dispatcher refuses, or any other value JSON cannot carry) is caught
-before it reaches the transport, where it would stop a stdio server or
-leave an HTTP request unanswered: a ``tools/call`` gets an ``isError``
-result instead, any other request a generic error, and the log the
-traceback under an error id.
+logged on ``toolctx.mcp.server`` under an error id.
 """
 
 from __future__ import annotations
@@ -137,8 +131,15 @@ class Handlers:
         re-validates
         ``tools/list`` results against the protocol version's model, which
         moves ``type`` after ``properties``; when a schema is otherwise
-        unchanged, ours is sent, byte for byte. Every answer is checked to
-        be sendable (:func:`_unsendable`).
+        unchanged, ours is sent, byte for byte.
+
+        Every answer is checked before the transport writes it: one that
+        cannot be sent (text that is not valid Unicode, which the renderers
+        escape and the dispatcher refuses, or any other value JSON cannot
+        carry) would stop a stdio server or leave an HTTP request
+        unanswered. A ``tools/call`` gets an ``isError`` result instead,
+        any other request a generic error, and the log the traceback under
+        an error id.
         """
         method = ctx.method
         result = await call_next(ctx)
