@@ -4,6 +4,8 @@ The GenAI semantic conventions' attribute names, spelled out so that only
 ``opentelemetry-api`` is needed at run time, and how a call's result, its
 arguments and its output become span attributes and status. Imported by
 :mod:`toolctx.otel` only, after its check that OpenTelemetry is installed.
+Text from the model (a tool name, a call id, arguments) is
+:func:`~toolctx._text.escaped`, so that an exporter can encode it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from opentelemetry import trace
 
 from toolctx._records import ToolResult
+from toolctx._text import escaped
 
 
 # The GenAI semantic conventions' names (the string values of
@@ -53,7 +56,7 @@ def record_result(
 def arguments_text(arguments: str | bytes | Mapping[str, Any] | None) -> str:
     """The model's *arguments* as JSON text, as a span attribute."""
     if isinstance(arguments, str):
-        return arguments
+        return escaped(arguments)
     if isinstance(arguments, bytes):
         return arguments.decode(errors="replace")
     if arguments is None:
@@ -64,5 +67,5 @@ def arguments_text(arguments: str | bytes | Mapping[str, Any] | None) -> str:
 def json_text(value: Any) -> str:
     """*value* as JSON text (a string as is), as a span attribute."""
     if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=repr)
+        return escaped(value)
+    return escaped(json.dumps(value, ensure_ascii=False, default=repr))

@@ -343,10 +343,36 @@ def content_output(step: Any) -> Any:
         if cls in PART_TYPES or cls is list or cls is tuple:
             parts = as_content(value)
             if parts is not None:
+                _check_text(parts, single=cls in PART_TYPES)
                 return parts
         return step(value)
 
     return convert
+
+
+def _check_text(parts: tuple[Part, ...], *, single: bool) -> None:
+    """Refuse a part whose text UTF-8 cannot carry (a lone surrogate).
+
+    Raises:
+        NotJSONError: A :class:`Text` part's text or a :class:`File`
+            part's name holds one; the path names the part and field.
+    """
+    from toolctx._types.output_scalars import NotJSONError, checked_text
+
+    for index, part in enumerate(parts):
+        if type(part) is Text:
+            field, text = "text", part.text
+        elif type(part) is File and part.name is not None:
+            field, text = "name", part.name
+        else:
+            continue
+        if text.isascii():
+            continue
+        try:
+            checked_text(text, f"The {field} of a {type(part).__name__} part")
+        except NotJSONError as exc:
+            exc.path[:0] = [field] if single else [index, field]
+            raise
 
 
 def _part_in_json(cls: type) -> str:

@@ -58,6 +58,7 @@ from toolctx._otel_propagation import (
     with_trace_headers,
 )
 from toolctx._records import ToolCall, ToolResult
+from toolctx._text import escaped
 from toolctx.context.execution import ExecutionContext
 from toolctx.tools.registry import Registry
 
@@ -236,7 +237,7 @@ class OpenTelemetryInterceptor:
         if self.continue_traceparent and not has_valid_span(parent):
             parent = remote_parent(context.metadata, parent)
         span = self._tracer.start_span(
-            f"{EXECUTE_TOOL} {call.name}",
+            f"{EXECUTE_TOOL} {escaped(call.name)}",
             context=parent,
             kind=trace.SpanKind.INTERNAL,
             attributes=attributes,
@@ -295,7 +296,7 @@ class OpenTelemetryInterceptor:
             "requested" if result.approval is not None else "declined"
         )
         self._tracer.start_span(
-            f"tool_approval {call.name}",
+            f"tool_approval {escaped(call.name)}",
             kind=trace.SpanKind.INTERNAL,
             attributes=attributes,
         ).end()
@@ -305,11 +306,11 @@ class OpenTelemetryInterceptor:
     ) -> dict[str, AttributeValue]:
         attributes: dict[str, AttributeValue] = {
             OPERATION_NAME: EXECUTE_TOOL,
-            TOOL_NAME: call.name,
+            TOOL_NAME: escaped(call.name),
             TOOL_TYPE: "function",
         }
         if call.id is not None:
-            attributes[TOOL_CALL_ID] = call.id
+            attributes[TOOL_CALL_ID] = escaped(call.id)
         if self._registry is not None:
             entry = self._registry.entry(call.name)
             if entry is not None and entry.definition.description:

@@ -33,6 +33,7 @@ from toolctx._types.output_scalars import (
     MAX_INT,
     MAX_INT_DIGITS,
     NotJSONError,
+    checked_text,
     duration_text,
     not_finite,
     not_json,
@@ -101,8 +102,10 @@ def to_json(value: object) -> object:
             (a ``TypeError``, as is a reference cycle or a value nested
             too deeply).
     """
+    if type(value) is str:
+        return value if value.isascii() else checked_text(value)
     cls = type(value)
-    if cls is str or cls is bool or value is None:
+    if cls is bool or value is None:
         return value
     try:
         return convert(value)
@@ -117,6 +120,8 @@ def to_json(value: object) -> object:
 def convert(value: Any) -> Any:
     """:func:`to_json` without the guard against deep nesting."""
     cls = type(value)
+    if cls is str:  # the commonest leaf: ASCII is always valid UTF-8
+        return value if value.isascii() else checked_text(value)
     if cls in _JSON_SCALARS:
         if cls is float:
             if value - value != 0:  # NaN, or inf - inf
@@ -254,6 +259,8 @@ def _mapping(mapping: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, item in mapping.items():
         name = key if type(key) is str else _key(key)
+        if not name.isascii():
+            checked_text(name, "A key")
         try:
             out[name] = convert(item)
         except NotJSONError as exc:
@@ -339,7 +346,7 @@ def _with_shortcut(kind: object, step: Convert) -> Convert:  # noqa: C901
     if kind is Kind.STRING:
 
         def string(value: Any) -> Any:
-            if type(value) is str:
+            if type(value) is str and value.isascii():
                 return value
             return step(value)
 

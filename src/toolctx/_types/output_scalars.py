@@ -18,6 +18,7 @@ import uuid
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
+from toolctx._text import surrogate_at
 from toolctx._types.problems import render_path
 from toolctx.exceptions import ToolOutputError
 
@@ -131,6 +132,30 @@ def too_long(value: int) -> NotJSONError:
         f"An integer of about {digits} digits is too large (the limit is "
         f"{MAX_INT_DIGITS} digits). Return it as a string, or in a "
         "scientific notation of your own."
+    )
+
+
+def checked_text(value: str, what: str = "A string") -> str:
+    """*value* if UTF-8 can carry it, else :func:`lone_surrogate` raised.
+
+    Called for text that is not ASCII (ASCII text is always fine).
+    """
+    index = surrogate_at(value)
+    if index is None:
+        return value
+    raise lone_surrogate(value, index, what)
+
+
+def lone_surrogate(value: str, index: int, what: str) -> NotJSONError:
+    """The error for output text holding a lone surrogate, like NaN."""
+    return NotJSONError(
+        f"{what} holds a lone surrogate (U+{ord(value[index]):04X} at "
+        f"index {index}), which JSON text cannot carry: such text comes "
+        "from a file name that is not valid UTF-8 (os.listdir(), "
+        "sys.argv, os.environ). Return valid text, e.g. "
+        "name.encode('utf-8', 'surrogateescape').decode('utf-8', "
+        "'replace'), or the raw bytes (os.fsencode(name)), or a File "
+        "part."
     )
 
 

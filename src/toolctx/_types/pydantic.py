@@ -58,6 +58,7 @@ import pydantic_core
 from toolctx._text import message_of
 from toolctx._types.messages import show_value
 from toolctx._types.output import MAX_INT, MAX_INT_DIGITS, NotJSONError
+from toolctx._types.output_scalars import checked_text
 from toolctx._types.pydantic_check import UnsupportedModelError, is_model
 from toolctx._types.pydantic_plan import plan_of
 from toolctx._types.pydantic_schema import renamed, settle
@@ -86,7 +87,11 @@ __all__ = [
 def _check_output(value: object) -> None:
     """Raise :class:`NotJSONError` for what JSON cannot carry exactly."""
     cls = type(value)
-    if cls is float:
+    if cls is str:
+        text = cast("str", value)
+        if not text.isascii():
+            checked_text(text)
+    elif cls is float:
         if not math.isfinite(cast("float", value)):
             msg = (
                 f"The number {value!r} has no JSON form (JSON has no NaN "
@@ -104,7 +109,15 @@ def _check_output(value: object) -> None:
     elif cls is list:
         _check_items(enumerate(cast("list[object]", value)))
     elif cls is dict:
-        _check_items(iter(cast("dict[str, object]", value).items()))
+        _check_dict(cast("dict[str, object]", value))
+
+
+def _check_dict(data: dict[str, object]) -> None:
+    """:func:`_check_output` of each key and item of *data*."""
+    for key in data:
+        if not key.isascii():
+            checked_text(key, "A key")
+    _check_items(iter(data.items()))
 
 
 def _check_items(items: Iterator[tuple[str | int, object]]) -> None:

@@ -15,6 +15,7 @@ import math
 from typing import Any, Final, cast
 
 from toolctx._records import ToolProgress
+from toolctx._text import escaped
 from toolctx.context.current import get_current
 from toolctx.context.execution import (
     RECORD_LOCK,
@@ -121,7 +122,7 @@ MAX_PROGRESS_MESSAGE: Final = 1000
 def report_progress(
     progress: float, total: float | None = None, message: str | None = None
 ) -> None:
-    """Report how far the running tool call is.
+    r"""Report how far the running tool call is.
 
     Inside a running call (sync, async, or a thread started with
     :func:`toolctx.bind_context`), each report becomes a
@@ -135,7 +136,9 @@ def report_progress(
     Args:
         progress: How far the call is, e.g. items done (a finite number).
         total: What ``progress`` reaches at the end, if known.
-        message: A short status for people (cut at 1,000 characters).
+        message: A short status for people (cut at 1,000 characters; a
+            lone surrogate, such as an undecodable file name holds, is
+            written as the escape ``\udce9``).
 
     Raises:
         NoExecutionContextError: No dispatched call is running here.
@@ -186,7 +189,7 @@ def report_progress(
                 f"{type(message).__name__}."
             )
             raise TypeError(msg)
-        message = message[:MAX_PROGRESS_MESSAGE]
+        message = escaped(message[:MAX_PROGRESS_MESSAGE])
     if recorder.closed:
         raise _finished("report_progress", ctx)
     sink = recorder.progress

@@ -23,7 +23,7 @@ from toolctx._records import (
     ToolResult,
     new_result,
 )
-from toolctx._text import bounded, exception_text
+from toolctx._text import bounded, escaped, exception_text
 from toolctx._types.decode import (
     DEFAULT_LIMITS,
     ArgumentLimits,
@@ -47,11 +47,17 @@ from toolctx.tools.function import ToolEntry
 
 
 class Failure(Exception):  # noqa: N818 - internal control flow
-    """A tool-level failure that becomes an error result."""
+    """A tool-level failure that becomes an error result.
+
+    Its message is :func:`~toolctx._text.escaped`: the exception text or
+    the model-chosen name it quotes may hold a lone surrogate, which no
+    provider's JSON or the MCP wire can carry.
+    """
 
     def __init__(
         self, message: str, exception: BaseException | None = None
     ) -> None:
+        message = escaped(message)
         super().__init__(message)
         self.message = message
         self.exception = exception

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Iterable
 from typing import cast, final
 
+from toolctx._text import escaped
 from toolctx.context.current import current_context
 
 
@@ -31,7 +32,7 @@ never copied into log records.
 
 @final
 class ContextLogFilter(logging.Filter):
-    """Add the running call's ids to every log record.
+    r"""Add the running call's ids to every log record.
 
     Each field in *fields* becomes an attribute named *prefix* + field
     (``record.toolctx_invocation_id``, ``record.toolctx_user_id``...) that
@@ -39,7 +40,9 @@ class ContextLogFilter(logging.Filter):
     the attributes are None. It reads :func:`toolctx.current_context`, so
     it sees the context of the thread or task that logs, including the
     worker thread a sync tool runs in under ``adispatch``. It never drops
-    a record, and it never adds the scope, metadata or state.
+    a record, and it never adds the scope, metadata or state. A lone
+    surrogate in a model-chosen call id or tool name is written escaped
+    (``\udce9``), so that no handler fails to encode the record.
 
     Attach it to your **handlers** (``handler.addFilter(...)``): a filter
     on a logger does not apply to records from its child loggers. With a
@@ -108,5 +111,6 @@ class ContextLogFilter(logging.Filter):
         else:
             d = record.__dict__
             for attr, field in zip(self._attributes, self.fields, strict=True):
-                d[attr] = getattr(ctx, field)
+                value = getattr(ctx, field)
+                d[attr] = escaped(value) if type(value) is str else value
         return True

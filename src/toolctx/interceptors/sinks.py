@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import IO, Any, final
 
 from toolctx._frozen import freeze_mapping
+from toolctx._text import escaped
 from toolctx.interceptors.audit import AuditRecord
 
 
@@ -173,26 +174,6 @@ class JsonLinesAuditSink:
             else:
                 target.write(line)
                 target.flush()
-
-
-def escaped(text: str) -> str:
-    r"""*text*, with any lone surrogate written as ``\udxxx``.
-
-    Such text cannot be encoded as UTF-8 (it raises
-    ``UnicodeEncodeError``). Inside a JSON string the escape is the JSON
-    escape of the same code point, so JSON text stays valid JSON.
-
-    Example:
-        >>> escaped("add\ud800")
-        'add\\ud800'
-    """
-    if text.isascii():
-        return text
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode()
-    return text
 
 
 def json_line(data: Mapping[str, Any]) -> str:

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, cast, final
 
 from toolctx._records import ToolCall, ToolResult
+from toolctx._text import bounded
 from toolctx.context.execution import ExecutionContext
 from toolctx.exceptions import ToolDenied
 from toolctx.mcp.notify import ListChanged, ProgressRelay, progress_token
@@ -119,7 +120,7 @@ class Handlers:
     async def middleware(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        """Watch new connections; keep our schemas' key order.
+        """Watch new connections; keep our schemas' key order; check answers.
 
         A handshake-era connection is told of changes from its
         ``initialize`` on (before the answer is sent, so no change made
@@ -128,6 +129,14 @@ class Handlers:
         ``tools/list`` results against the protocol version's model, which
         moves ``type`` after ``properties``; when a schema is otherwise
         unchanged, ours is sent, byte for byte.
+
+        Every answer is checked before the transport writes it: one that
+        cannot be sent (text that is not valid Unicode, which the renderers
+        escape and the dispatcher refuses, or any other value JSON cannot
+        carry) would stop a stdio server or leave an HTTP request
+        unanswered. A ``tools/call`` gets an ``isError`` result instead,
+        any other request a generic error, and the log the traceback under
+        an error id.
         """
         method = ctx.method
         result = await call_next(ctx)
@@ -136,7 +145,14 @@ class Handlers:
         elif method == "tools/list" and isinstance(result, dict):
             with _answering("tools/list"):
                 self.listing().restore_schemas(result)
-        return result
+        problem = _unsendable(result)
+        if problem is None:
+            return result
+        params = ctx.params or {}
+        name = params.get("name") if method == "tools/call" else None
+        if not isinstance(name, str):
+            _internal_error(problem, method, None)
+        return cast("HandlerResult", _unsent(problem, name))
 
     # -- tools/call -------------------------------------------------------
 
@@ -157,7 +173,10 @@ class Handlers:
                     name=name,
                     call_id=info.request_id,
                     is_error=True,
-                    error=f"Call to tool {name!r} was denied: {exc.reason}",
+                    error=(
+                        f"Call to tool {name!r} was denied: "
+                        f"{bounded(exc.reason)}"
+                    ),
                     exception=exc,
                 )
                 _log_refusal(result, logging.INFO)
@@ -268,6 +287,73 @@ def _log_refusal(
         result.error,
         extra=None if held is None else {"approval": held},
     )
+
+
+def _unsendable(result: object) -> Exception | None:
+    """Why *result* cannot be written as JSON text, None if it can.
+
+    The transport's own serialization raises outside any request (a stdio
+    server stops; an HTTP request stays unanswered); this check runs here,
+    where the request can still be answered. JSON data (what toolctx's
+    handlers return) is walked, its strings checked cheaply (ASCII needs
+    no encoding: a megabyte of base64 costs microseconds); anything else
+    is serialized by pydantic, as the transport would.
+    """
+    pending = [result]
+    while pending:
+        value = pending.pop()
+        cls = type(value)
+        if cls is str:
+            text = cast("str", value)
+            if not text.isascii():
+                try:
+                    text.encode()
+                except UnicodeEncodeError as exc:
+                    return exc
+        elif cls is dict:
+            data = cast("dict[object, object]", value)
+            pending.extend(data.keys())
+            pending.extend(data.values())
+        elif cls is list or cls is tuple:
+            pending.extend(cast("list[object]", value))
+        elif value is not None and cls not in _JSON_NUMBERS:
+            problem = _serializes(value)
+            if problem is not None:
+                return problem
+    return None
+
+
+_JSON_NUMBERS = frozenset({int, float, bool})
+
+
+def _serializes(value: object) -> Exception | None:
+    """Why pydantic cannot serialize *value* (a model...), None if it can."""
+    import pydantic_core
+
+    try:
+        pydantic_core.to_json(value)
+    except (pydantic_core.PydanticSerializationError, ValueError) as exc:
+        return exc
+    return None
+
+
+def _unsent(problem: Exception, name: str) -> dict[str, Any]:
+    """The ``isError`` result answering a call whose result was unsendable."""
+    error_id = uuid.uuid4().hex[:16]
+    shown = name[:100]
+    _log.error(
+        "The result of MCP tools/call of %r could not be sent (error id %s)",
+        shown,
+        error_id,
+        exc_info=problem,
+    )
+    error = (
+        f"The result of tool {shown!r} could not be sent: it is not valid "
+        f"JSON text (error id {error_id}; the server's log has the "
+        "details). Report the error id to the server's operator."
+    )
+    result = ToolResult(name=name, is_error=True, error=error)
+    return cast("dict[str, Any]", result_message(result))
 
 
 def _invalid_cursor(cursor: str) -> NoReturn:

@@ -1,10 +1,15 @@
-"""What every provider shows the model of a result, and plain JSON copies.
+r"""What every provider shows the model of a result, and plain JSON copies.
 
 Rendering reads exactly four fields of a :class:`~toolctx.ToolResult`:
 ``name``, ``call_id``, ``is_error`` with ``error``, and ``output``. The
 host-only fields (``metadata``, ``state_changes``, ``exception``) and
 anything from the context's ``scope`` are never read, so they cannot leak
 into a message.
+
+Every text written here is :func:`~toolctx._text.escaped`: a lone
+surrogate (a model-chosen call id or name, an error message, output of a
+``ToolResult`` built by hand) becomes the escape ``\udce9``, so the
+message always encodes as JSON text in UTF-8.
 
 A content output (a tuple of :mod:`toolctx.content` parts) is rendered by
 each provider in its native form; where a format carries text only, each
@@ -17,17 +22,32 @@ from __future__ import annotations
 import base64
 import json
 
-from collections.abc import Iterable
-from typing import Final, cast
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, cast
 
 from toolctx._frozen import thaw
 from toolctx._records import ToolResult
+from toolctx._text import escaped
 from toolctx.content import Audio, File, Image, Part, Text, parts_of
 from toolctx.exceptions import ProviderPayloadError
 
 
 plain = thaw
 """A plain dict/list copy of JSON data (:func:`toolctx._frozen.thaw`)."""
+
+
+def plain_output(value: object) -> Any:
+    """:func:`plain` of an output, its strings and keys :func:`escaped`."""
+    if isinstance(value, str):
+        return escaped(value)
+    if isinstance(value, Mapping):
+        return {
+            escaped(key) if isinstance(key, str) else key: plain_output(item)
+            for key, item in cast("Mapping[object, object]", value).items()
+        }
+    if isinstance(value, (tuple, list, frozenset)):
+        return [plain_output(item) for item in cast("Iterable[object]", value)]
+    return value
 
 
 TEXT_ONLY: Final = "this API's tool messages carry text only"
@@ -102,14 +122,18 @@ def content_text(result: ToolResult) -> str:
         return error_text(result)
     output = result.output
     if isinstance(output, str):
-        return output
+        return escaped(output)
     parts = parts_of(output)
     if parts is not None:
-        return "\n".join(
-            part.text if isinstance(part, Text) else notice(part, TEXT_ONLY)
-            for part in parts
+        return escaped(
+            "\n".join(
+                part.text
+                if isinstance(part, Text)
+                else notice(part, TEXT_ONLY)
+                for part in parts
+            )
         )
-    return compact_json(output, result.name)
+    return escaped(compact_json(output, result.name))
 
 
 def content_parts(result: ToolResult) -> tuple[Part, ...] | None:
@@ -151,13 +175,13 @@ def data_url(part: Image | Audio | File) -> str:
 
 
 def file_name(part: File, index: int) -> str:
-    """The part's name, or ``part-<index>`` with no name given."""
-    return part.name or f"part-{index}"
+    """The part's name (escaped), or ``part-<index>`` with no name given."""
+    return escaped(part.name) if part.name else f"part-{index}"
 
 
 def error_text(result: ToolResult) -> str:
     """The error message of an error *result*, never empty."""
-    return result.error or f"Tool {result.name!r} failed."
+    return escaped(result.error or f"Tool {result.name!r} failed.")
 
 
 _COMPACT: Final = json.JSONEncoder(
@@ -182,7 +206,7 @@ def compact_json(value: object, tool_name: str) -> str:
 
 
 def require_call_id(result: ToolResult, *, provider: str, field: str) -> str:
-    """*result*'s call id, or a clear error naming the provider's field."""
+    """*result*'s call id (escaped), or an error naming its field."""
     if result.call_id is None:
         msg = (
             f"The result of tool {result.name!r} has no call_id, but "
@@ -192,4 +216,4 @@ def require_call_id(result: ToolResult, *, provider: str, field: str) -> str:
             "with id=... before dispatching it."
         )
         raise ProviderPayloadError(msg, provider=provider)
-    return result.call_id
+    return escaped(result.call_id)

@@ -45,6 +45,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from toolctx._records import ToolCall, ToolResult
+from toolctx._text import escaped
 from toolctx.content import File, Image, Part, Text
 from toolctx.providers._anthropic_params import (
     Base64Source,
@@ -250,7 +251,7 @@ def result_block(result: ToolResult) -> ToolResultBlockParam:
 def _content_block(part: Part) -> TextBlock | ImageBlock | DocumentBlock:
     """One block of a tool result's content."""
     if isinstance(part, Text):
-        return {"type": "text", "text": part.text}
+        return {"type": "text", "text": escaped(part.text)}
     if isinstance(part, Image):
         if part.mime_type in _IMAGES:
             source: Base64Source = {
@@ -285,7 +286,7 @@ def _document(part: File) -> DocumentBlock | None:
         return None
     block: DocumentBlock = {"type": "document", "source": source}
     if part.name:
-        block["title"] = part.name
+        block["title"] = escaped(part.name)
     return block
 
 

@@ -51,6 +51,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from toolctx._records import ToolCall, ToolResult
+from toolctx._text import escaped
 from toolctx.content import File, Image, Part, Text
 from toolctx.exceptions import InvalidToolNameError
 from toolctx.providers._dialects_gemini import gemini as gemini_schema
@@ -80,7 +81,7 @@ from toolctx.providers._render import (
     content_parts,
     error_text,
     notice,
-    plain,
+    plain_output,
 )
 from toolctx.tools.registry import Registry
 
@@ -283,7 +284,7 @@ def result_part(result: ToolResult) -> PartDict:
        content results as function response parts.
     """
     result = check_result(result, "result_part")
-    function_response: FunctionResponseDict = {"name": result.name}
+    function_response: FunctionResponseDict = {"name": escaped(result.name)}
     parts = content_parts(result)
     if result.is_error:
         function_response["response"] = {"error": error_text(result)}
@@ -294,9 +295,9 @@ def result_part(result: ToolResult) -> PartDict:
             function_response["parts"] = media
     else:
         compact_json(result.output, result.name)  # fails early if not JSON
-        function_response["response"] = {"output": plain(result.output)}
+        function_response["response"] = {"output": plain_output(result.output)}
     if result.call_id is not None:
-        function_response["id"] = result.call_id
+        function_response["id"] = escaped(result.call_id)
     return {"function_response": function_response}
 
 
@@ -309,7 +310,7 @@ def _content(
     names: set[str] = set()
     for index, part in enumerate(parts, 1):
         if isinstance(part, Text):
-            output.append(part.text)
+            output.append(escaped(part.text))
             continue
         mime = part.mime_type.split(";", 1)[0].strip().lower()
         if mime not in _MEDIA:
@@ -319,7 +320,9 @@ def _content(
             )
             output.append(notice(part, why))
             continue
-        name = part.name if isinstance(part, File) and part.name else ""
+        name = (
+            escaped(part.name) if isinstance(part, File) and part.name else ""
+        )
         if not name or name in names:
             kind = "image" if isinstance(part, Image) else "file"
             name = f"{kind}-{index}"

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from urllib.parse import quote
 
 from toolctx._records import ToolCall, ToolResult
+from toolctx._text import escaped
 from toolctx.content import Audio, File, Image, Part, Text, parts_of
 from toolctx.exceptions import ProviderPayloadError
 from toolctx.providers._mcp_output import output_schema, wrapped
@@ -74,6 +75,7 @@ from toolctx.providers._render import (
     content_text,
     error_text,
     plain,
+    plain_output,
 )
 
 
@@ -322,16 +324,16 @@ def result_message(
     entry = None if registry is None else registry.entry(result.name)
     schema = None if entry is None else entry.definition.output_schema
     if schema is not None and wrapped(schema):
-        message["structuredContent"] = {"result": plain(output)}
+        message["structuredContent"] = {"result": plain_output(output)}
     elif isinstance(output, Mapping):
-        message["structuredContent"] = plain(output)
+        message["structuredContent"] = plain_output(output)
     return message
 
 
 def _block(part: Part, index: int) -> ContentBlockDict:
     """One content block for *part*."""
     if isinstance(part, Text):
-        text: TextContentDict = {"type": "text", "text": part.text}
+        text: TextContentDict = {"type": "text", "text": escaped(part.text)}
         return text
     if isinstance(part, Image):
         image: ImageContentDict = {
@@ -352,7 +354,8 @@ def _block(part: Part, index: int) -> ContentBlockDict:
 
 def _resource(part: File, index: int) -> EmbeddedResourceDict:
     """An embedded resource carrying a file part."""
-    uri = f"toolctx://part/{index}/{quote(part.name or 'file', safe='')}"
+    name = quote(escaped(part.name or "file"), safe="")
+    uri = f"toolctx://part/{index}/{name}"
     contents: TextResourceContentsDict | BlobResourceContentsDict
     text = _utf8(part) if part.mime_type.startswith("text/") else None
     if text is not None:

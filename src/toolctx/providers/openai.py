@@ -52,6 +52,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from toolctx._records import ToolCall, ToolDefinition, ToolResult
+from toolctx._text import escaped
 from toolctx.content import Audio, File, Image, Text
 from toolctx.providers._dialects_openai import openai_strict
 from toolctx.providers._openai_calls import (
@@ -328,14 +329,14 @@ def _responses_part(
 ) -> InputTextPart | InputImagePart | InputFilePart:
     """One part of a function call output."""
     if isinstance(part, Text):
-        return {"type": "input_text", "text": part.text}
+        return {"type": "input_text", "text": escaped(part.text)}
     if isinstance(part, Image) and part.mime_type in _RESPONSES_IMAGES:
         return {"type": "input_image", "image_url": data_url(part)}
     if isinstance(part, File):
         return {
             "type": "input_file",
             "file_data": data_url(part),
-            "filename": part.name or f"file-{index}",
+            "filename": escaped(part.name) if part.name else f"file-{index}",
         }
     why = (
         "function call outputs carry no audio"
