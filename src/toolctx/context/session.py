@@ -200,7 +200,7 @@ class Session:
         prior = self._prior
         if len(prior) < len(results):
             fresh = results[len(prior) :]
-            prior = self._prior = (*prior, *map(self._view, fresh))
+            prior = self._prior = prior + tuple(map(self._view, fresh))
         return prior
 
     def _view(self, result: ToolResult) -> ToolResult:
