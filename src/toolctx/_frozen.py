@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, NoReturn, final
+from typing import Any, NoReturn, cast, final
 
 
 @final
@@ -118,3 +118,44 @@ def thaw(value: object) -> Any:
     if isinstance(value, (tuple, list, frozenset)):
         return [thaw(item) for item in value]
     return value
+
+
+MAX_DATA_DEPTH = 200
+"""Deepest nesting of objects and arrays in stored data that is read back.
+
+Each field of what ``from_dict`` and the session stores read (state,
+metadata, typed values, an output, a call's arguments, an approval's
+context) may nest at most this many levels; deeper data is refused with
+a :class:`~toolctx.exceptions.ContextDataError`, on writing as on
+reading, before any of the recursive walkers (:func:`deep_freeze`,
+:func:`thaw`, the converters) could exhaust the stack. It is well above
+the arguments' default limit of 64 and below what those walkers can take.
+"""
+
+
+def nested_deeper(value: object, limit: int) -> bool:
+    """Whether *value* nests mappings and sequences over *limit* levels.
+
+    ``{"a": [1]}`` nests two levels, a scalar none. Walks level by level
+    without recursion, so any depth is measured safely; strings and bytes
+    are not sequences here.
+    """
+    level = [value] if _nests(value) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[object] = []
+        for item in level:
+            below.extend(
+                item.values()
+                if isinstance(item, Mapping)
+                else cast("Iterable[object]", item)
+            )
+        level = [item for item in below if _nests(item)]
+    return False
+
+
+def _nests(item: object) -> bool:
+    return isinstance(item, (Mapping, list, tuple, set, frozenset))

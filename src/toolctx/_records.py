@@ -170,6 +170,10 @@ class ApprovalRequest:
         ):
             msg = f"{what} fields 'arguments' and 'context' must be mappings."
             raise ContextDataError(msg)
+        from toolctx.context.codec import check_depth
+
+        check_depth(arguments, f"{what} field 'arguments'")
+        check_depth(context, f"{what} field 'context'")
         return cls(
             call=ToolCall(
                 fields["name"],

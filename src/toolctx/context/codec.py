@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolctx._frozen import MAX_DATA_DEPTH, nested_deeper
 from toolctx._records import ToolResult
 from toolctx._types.output import to_json as unstructure_output
 from toolctx._types.values import structure_value, unstructure_value
@@ -35,13 +36,38 @@ _OPTIONAL_STR = (
 )
 
 
+_FLATTEN = " Flatten the data."
+
+
+def check_depth(value: object, what: str, advice: str = "") -> None:
+    """Refuse *value* if it nests deeper than :data:`MAX_DATA_DEPTH`.
+
+    Stored data is checked before anything walks it recursively, so that
+    data nested past the stack's reach is a :class:`ContextDataError`
+    naming *what* (then *advice*), never a ``RecursionError``; data is
+    checked when it is written too, so that what is written can be read.
+
+    Raises:
+        ContextDataError: *value* nests too deeply.
+    """
+    if nested_deeper(value, MAX_DATA_DEPTH):
+        msg = (
+            f"{what} is nested deeper than {MAX_DATA_DEPTH} levels of "
+            "objects and arrays, the most toolctx stores and reads back."
+            f"{advice}"
+        )
+        raise ContextDataError(msg)
+
+
 def to_json(value: object, where: str) -> Any:
     """Return *value* as JSON data; ContextDataError names *where*."""
     try:
-        return unstructure_output(value)
+        data = unstructure_output(value)
     except TypeError as exc:
         msg = f"Cannot serialize {where}: {exc}"
         raise ContextDataError(msg) from None
+    check_depth(data, f"Cannot serialize {where}: it", _FLATTEN)
+    return data
 
 
 def context_to_dict(ctx: ExecutionContext) -> dict[str, Any]:
@@ -89,10 +115,14 @@ def value_to_json(name: str, value: object) -> Any:
         )
         raise ContextDataError(msg)
     try:
-        return unstructure_value(value, key.type)
+        data = unstructure_value(value, key.type)
     except TypeError as exc:
         msg = f"Cannot serialize the typed value {name!r}: {exc}"
         raise ContextDataError(msg) from None
+    check_depth(
+        data, f"Cannot serialize the typed value {name!r}: it", _FLATTEN
+    )
+    return data
 
 
 def value_from_json(name: str, raw: object) -> object:
@@ -104,10 +134,17 @@ def value_from_json(name: str, raw: object) -> object:
     key = known_key(name)
     if key is None:
         return RawValue(raw)
+    check_depth(raw, f"Typed value {name!r}")
     try:
         return structure_value(raw, key.type)
     except ToolArgumentsError as exc:
         msg = f"Typed value {name!r} does not fit its key: {exc}"
+        raise ContextDataError(msg) from None
+    except RecursionError:  # a hook of the host's that recurses per level
+        msg = (
+            f"Typed value {name!r} is nested too deeply for its key's "
+            "type to be read back. Flatten the data."
+        )
         raise ContextDataError(msg) from None
 
 
@@ -145,13 +182,19 @@ def optional_field(
 def mapping_field(
     data: Mapping[str, Any], name: str, what: str
 ) -> dict[str, Any]:
-    """Return field *name* as a dict; missing or null gives ``{}``."""
+    """Return field *name* as a dict; missing or null gives ``{}``.
+
+    Raises:
+        ContextDataError: The field is not an object, or nests deeper
+            than :data:`MAX_DATA_DEPTH` levels.
+    """
     value = data.get(name)
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         msg = f"{what} field {name!r} must be an object, got {value!r}."
         raise ContextDataError(msg)
+    check_depth(value, f"{what} field {name!r}")
     return dict(value)
 
 
@@ -221,7 +264,9 @@ def content_from_json(data: Mapping[str, Any], what: str) -> Any:
     """The parts stored under ``"content"``, else the ``"output"``."""
     content = data.get("content")
     if content is None:
-        return data.get("output")
+        output = data.get("output")
+        check_depth(output, f"{what} field 'output'")
+        return output
     if not isinstance(content, list) or not content:
         msg = f"{what} field 'content' must be a non-empty list of parts."
         raise ContextDataError(msg)
