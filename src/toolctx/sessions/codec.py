@@ -49,7 +49,8 @@ def session_to_dict(session: Session) -> dict[str, Any]:
 
     Raises:
         ContextDataError: A state, metadata or result entry has no JSON
-            form, or a typed value does not match its key's type.
+            form or nests deeper than 200 levels, or a typed value does
+            not match its key's type.
 
     Example:
         >>> data = session_to_dict(Session("s1", state={"n": 1}))
@@ -98,7 +99,8 @@ def session_from_dict(
 
     Raises:
         ContextDataError: *data* is not session data of this format, or a
-            field has the wrong type, or a typed value does not fit its key.
+            field has the wrong type or nests deeper than 200 levels, or a
+            typed value does not fit its key.
 
     Example:
         >>> s = session_from_dict({"format": "toolctx.session/1", "id": "s1"})
