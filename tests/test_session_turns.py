@@ -212,3 +212,30 @@ class TestPriorResultsFollowTheSession:
         with pytest.raises(TypeError, match="read-only"):
             out["n"] = 7
         assert session.results[0].output == {"n": 0, "before": 0}
+
+
+class Incomparable:
+    """An output value whose ``==`` raises, as a numpy array's does."""
+
+    def __eq__(self, other: object) -> bool:
+        msg = "the truth value of this comparison is ambiguous"
+        raise ValueError(msg)
+
+    __hash__ = object.__hash__
+
+
+class TestIncomparableOutputs:
+    """Results whose outputs cannot be compared are followed too."""
+
+    def test_replaced_result_with_incomparable_output(self) -> None:
+        """A result the host swaps in is shown, whatever its ``==`` does."""
+        session = Session("s1")
+        first = ToolResult(name="t", invocation_id="i1", output=Incomparable())
+        session.record(first)
+        assert session.context().prior_results[0].output is first.output
+        second = ToolResult(
+            name="t", invocation_id="i1", output=Incomparable()
+        )
+        session.results[0] = second
+        (seen,) = session.context().prior_results
+        assert seen.output is second.output

@@ -194,7 +194,11 @@ class Session:
         ``__eq__``).
         """
         results = self.results
-        if results != self._seen:  # changed by the host, not by record()
+        try:
+            changed = results != self._seen
+        except Exception:  # noqa: BLE001 - an output whose == raises
+            changed = True
+        if changed:  # by the host, not by record(): start over
             self._seen = list(results)
             self._prior = ()
         prior = self._prior
