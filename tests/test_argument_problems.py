@@ -203,6 +203,15 @@ class TestConstructor:
         with pytest.raises(TypeError, match=r"problem 1 is a int, not a str"):
             ToolArgumentsError(["fine", 7])
 
+    def test_argument_error_fields_are_text(self) -> None:
+        """An ArgumentError's path and message are str."""
+        with pytest.raises(
+            TypeError,
+            match=r"^ArgumentError\(path, message\) takes two str, got "
+            r"message=int\.$",
+        ):
+            ArgumentError("n", 5)  # type: ignore[arg-type]
+
     def test_tool_name_must_be_text(self) -> None:
         """tool_name is a str or None."""
         with pytest.raises(TypeError, match=r"tool_name=\.\.\.\) takes a str"):

@@ -17,6 +17,16 @@ from toolctx._text import bounded
 from toolctx.exceptions._base import PUBLIC_MODULE, ToolctxError
 
 
+def _text(name: str, value: object) -> None:
+    """Refuse an :class:`ArgumentError` field that is not a str."""
+    if not isinstance(value, str):
+        msg = (
+            f"ArgumentError(path, message) takes two str, got {name}="
+            f"{type(value).__name__}."
+        )
+        raise TypeError(msg)
+
+
 @attrs.frozen
 class ArgumentError:
     """One wrong argument: where it is and what was wrong with it.
@@ -31,8 +41,8 @@ class ArgumentError:
 
     __module__ = PUBLIC_MODULE
 
-    path: str
-    message: str
+    path: str = attrs.field(validator=lambda _, a, v: _text(a.name, v))
+    message: str = attrs.field(validator=lambda _, a, v: _text(a.name, v))
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
