@@ -159,3 +159,17 @@ def nested_deeper(value: object, limit: int) -> bool:
 
 def _nests(item: object) -> bool:
     return isinstance(item, (Mapping, list, tuple, set, frozenset))
+
+
+def depth_problem(value: object, what: str) -> str | None:
+    """Why *value* cannot be stored, if it nests past MAX_DATA_DEPTH.
+
+    The message names *what*; None when *value* is shallow enough.
+    Callers raise it as a :class:`~toolctx.exceptions.ContextDataError`.
+    """
+    if not nested_deeper(value, MAX_DATA_DEPTH):
+        return None
+    return (
+        f"{what} is nested deeper than {MAX_DATA_DEPTH} levels of objects "
+        "and arrays, the most toolctx stores and reads back."
+    )

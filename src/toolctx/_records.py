@@ -133,7 +133,7 @@ class ApprovalRequest:
 
         .. versionadded:: 0.2.0
         """
-        from toolctx._frozen import freeze_mapping
+        from toolctx._frozen import depth_problem, freeze_mapping
         from toolctx.exceptions import ContextDataError
 
         what = "ApprovalRequest"
@@ -170,10 +170,10 @@ class ApprovalRequest:
         ):
             msg = f"{what} fields 'arguments' and 'context' must be mappings."
             raise ContextDataError(msg)
-        from toolctx.context.codec import check_depth
-
-        check_depth(arguments, f"{what} field 'arguments'")
-        check_depth(context, f"{what} field 'context'")
+        for field, value in (("arguments", arguments), ("context", context)):
+            problem = depth_problem(value, f"{what} field {field!r}")
+            if problem is not None:
+                raise ContextDataError(problem)
         return cls(
             call=ToolCall(
                 fields["name"],

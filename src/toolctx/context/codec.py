@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolctx._frozen import MAX_DATA_DEPTH, nested_deeper
+from toolctx._frozen import depth_problem
 from toolctx._records import ToolResult
 from toolctx._types.output import to_json as unstructure_output
 from toolctx._types.values import structure_value, unstructure_value
@@ -40,7 +40,7 @@ _FLATTEN = " Flatten the data."
 
 
 def check_depth(value: object, what: str, advice: str = "") -> None:
-    """Refuse *value* if it nests deeper than :data:`MAX_DATA_DEPTH`.
+    """Refuse *value* if it nests deeper than ``MAX_DATA_DEPTH`` (200).
 
     Stored data is checked before anything walks it recursively, so that
     data nested past the stack's reach is a :class:`ContextDataError`
@@ -50,13 +50,9 @@ def check_depth(value: object, what: str, advice: str = "") -> None:
     Raises:
         ContextDataError: *value* nests too deeply.
     """
-    if nested_deeper(value, MAX_DATA_DEPTH):
-        msg = (
-            f"{what} is nested deeper than {MAX_DATA_DEPTH} levels of "
-            "objects and arrays, the most toolctx stores and reads back."
-            f"{advice}"
-        )
-        raise ContextDataError(msg)
+    problem = depth_problem(value, what)
+    if problem is not None:
+        raise ContextDataError(problem + advice)
 
 
 def to_json(value: object, where: str) -> Any:
@@ -186,7 +182,7 @@ def mapping_field(
 
     Raises:
         ContextDataError: The field is not an object, or nests deeper
-            than :data:`MAX_DATA_DEPTH` levels.
+            than 200 levels (``MAX_DATA_DEPTH``).
     """
     value = data.get(name)
     if value is None:
