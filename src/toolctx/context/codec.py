@@ -136,12 +136,6 @@ def value_from_json(name: str, raw: object) -> object:
     except ToolArgumentsError as exc:
         msg = f"Typed value {name!r} does not fit its key: {exc}"
         raise ContextDataError(msg) from None
-    except RecursionError:  # a hook of the host's that recurses per level
-        msg = (
-            f"Typed value {name!r} is nested too deeply for its key's "
-            "type to be read back. Flatten the data."
-        )
-        raise ContextDataError(msg) from None
 
 
 def check_format(data: object, expected: str, what: str) -> Mapping[str, Any]:
