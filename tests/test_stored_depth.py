@@ -11,9 +11,11 @@ can be read back.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,9 @@ from toolctx import (
     Registry,
     Session,
     ToolCall,
+    ToolResult,
+    publish,
+    set_state,
 )
 from toolctx._frozen import MAX_DATA_DEPTH
 from toolctx.context.codec import result_from_dict
@@ -312,3 +317,75 @@ class TestResultsAndRemotePayloads:
             ContextDataError, match=too_deep("RemoteCall field 'arguments'")
         ):
             RemoteCall.from_dict(data)
+
+
+def _adispatch_all(d: Dispatcher, c: ToolCall, s: Session) -> ToolResult:
+    (result,) = asyncio.run(d.adispatch_all([c], s))
+    return result
+
+
+def _last(items: Iterator[object]) -> ToolResult:
+    *_, last = items
+    assert isinstance(last, ToolResult)
+    return last
+
+
+async def _alast(items: AsyncIterator[object]) -> ToolResult:
+    last = None
+    async for item in items:
+        last = item
+    assert isinstance(last, ToolResult)
+    return last
+
+
+RUNNERS: dict[str, Callable[[Dispatcher, ToolCall, Session], ToolResult]] = {
+    "dispatch": lambda d, c, s: d.dispatch(c, s),
+    "dispatch_all": lambda d, c, s: d.dispatch_all([c], s)[0],
+    "adispatch": lambda d, c, s: asyncio.run(d.adispatch(c, s)),
+    "adispatch_all": _adispatch_all,
+    "stream": lambda d, c, s: _last(d.stream(c, s)),
+    "astream": lambda d, c, s: asyncio.run(_alast(d.astream(c, s))),
+}
+
+
+class TestToolsCannotKeepTooDeep:
+    """set_state/publish refuse what later calls and stores could not take.
+
+    Before, the call succeeded and every later call of its session raised
+    a bare RecursionError out of the dispatcher.
+    """
+
+    @pytest.fixture(name="dispatcher")
+    def _dispatcher(self) -> Dispatcher:
+        """Tools that keep data *levels* deep in state or metadata."""
+        registry = Registry()
+
+        @registry.tool
+        def keep(levels: int, how: str) -> int:
+            """Keep a value nested *levels* deep."""
+            (set_state if how == "state" else publish)("deep", nested(levels))
+            return levels
+
+        return Dispatcher(registry)
+
+    @pytest.mark.parametrize("how", ["state", "publish"])
+    @pytest.mark.parametrize("run", sorted(RUNNERS))
+    def test_refused_and_the_session_goes_on(
+        self, dispatcher: Dispatcher, run: str, how: str
+    ) -> None:
+        """The call fails by name; the session and later calls are fine."""
+        session = Session("s1", state={"n": 1})
+        call = ToolCall("keep", {"levels": DEEPER_THAN_THE_STACK, "how": how})
+        failed = RUNNERS[run](dispatcher, call, session)
+        what = "set_state" if how == "state" else "publish"
+        assert failed.error == (
+            f"Tool 'keep' failed: ContextDataError: The {what}('deep') "
+            f"value is nested deeper than {MAX_DATA_DEPTH} levels of objects "
+            "and arrays, the most toolctx stores and reads back. Flatten "
+            "the data."
+        )
+        assert session.state == {"n": 1}
+        ok = ToolCall("keep", {"levels": 3, "how": how})
+        later = RUNNERS[run](dispatcher, ok, session)
+        assert later.is_error is False
+        assert later.output == 3
