@@ -269,12 +269,57 @@ class TestApprovalRequestFromDict:
         if field == "arguments":
             data["call"]["arguments"] = {"to": nested(levels)}
         else:
-            data["context"] = {"state": nested(levels)}
+            # An output in a prior result: three levels of the context's
+            # own around it.
+            data["context"] = {"prior_results": [{"output": nested(levels)}]}
         with pytest.raises(
             ContextDataError,
             match=too_deep(f"ApprovalRequest field {field!r}"),
         ):
             ApprovalRequest.from_dict(data)
+
+
+class TestApprovalAtTheLimit:
+    """A call held with data at the limit comes back from to_dict()."""
+
+    def test_round_trip(self) -> None:
+        """State and a prior output 200 levels deep survive JSON."""
+        registry = Registry()
+
+        @registry.tool(needs_approval=True)
+        def send(to: str) -> str:
+            """Send something to *to*."""
+            return to
+
+        earlier = ToolResult(
+            name="t", invocation_id="i0", output=nested(MAX_DATA_DEPTH)
+        )
+        ctx = ExecutionContext(
+            state={"k": nested(MAX_DATA_DEPTH - 1)}, prior_results=(earlier,)
+        )
+        held = Dispatcher(registry).dispatch(
+            ToolCall("send", {"to": "a"}), ctx
+        )
+        assert held.approval is not None
+        data = json.loads(json.dumps(held.approval.to_dict()))
+        assert ApprovalRequest.from_dict(data) == held.approval
+
+    def test_holding_too_deep_fails_the_call(self) -> None:
+        """State past the limit fails the held call by name, as a result."""
+        registry = Registry()
+
+        @registry.tool(needs_approval=True)
+        def send(to: str) -> str:
+            """Send something to *to*."""
+            return to
+
+        ctx = ExecutionContext(state={"k": nested(MAX_DATA_DEPTH)})
+        held = Dispatcher(registry).dispatch(
+            ToolCall("send", {"to": "a"}), ctx
+        )
+        assert held.approval is None
+        assert held.error is not None
+        assert "Cannot serialize state: it is nested deeper than" in held.error
 
 
 class TestResultsAndRemotePayloads:

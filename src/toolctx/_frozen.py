@@ -161,15 +161,24 @@ def _nests(item: object) -> bool:
     return isinstance(item, (Mapping, list, tuple, set, frozenset))
 
 
-def depth_problem(value: object, what: str) -> str | None:
+def depth_problem(
+    value: object, what: str, *, envelope: int = 0
+) -> str | None:
     """Why *value* cannot be stored, if it nests past MAX_DATA_DEPTH.
 
     The message names *what*; None when *value* is shallow enough.
+    *envelope* is how many levels of toolctx's own record wrap the data
+    in *value* (a stored context holds a result holding an output).
     Callers raise it as a :class:`~toolctx.exceptions.ContextDataError`.
     """
-    if not nested_deeper(value, MAX_DATA_DEPTH):
+    if not nested_deeper(value, MAX_DATA_DEPTH + envelope):
         return None
     return (
         f"{what} is nested deeper than {MAX_DATA_DEPTH} levels of objects "
         "and arrays, the most toolctx stores and reads back."
     )
+
+
+CONTEXT_ENVELOPE = 3
+"""Levels a stored context adds above its data: the context, its
+``prior_results`` list, and a result around an output."""

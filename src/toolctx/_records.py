@@ -133,7 +133,11 @@ class ApprovalRequest:
 
         .. versionadded:: 0.2.0
         """
-        from toolctx._frozen import depth_problem, freeze_mapping
+        from toolctx._frozen import (
+            CONTEXT_ENVELOPE,
+            depth_problem,
+            freeze_mapping,
+        )
         from toolctx.exceptions import ContextDataError
 
         what = "ApprovalRequest"
@@ -170,8 +174,13 @@ class ApprovalRequest:
         ):
             msg = f"{what} fields 'arguments' and 'context' must be mappings."
             raise ContextDataError(msg)
-        for field, value in (("arguments", arguments), ("context", context)):
-            problem = depth_problem(value, f"{what} field {field!r}")
+        for field, value, envelope in (
+            ("arguments", arguments, 0),
+            ("context", context, CONTEXT_ENVELOPE),
+        ):
+            problem = depth_problem(
+                value, f"{what} field {field!r}", envelope=envelope
+            )
             if problem is not None:
                 raise ContextDataError(problem)
         return cls(
