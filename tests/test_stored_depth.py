@@ -121,10 +121,11 @@ class TestSQLiteStore:
 
     def test_field_too_deep(self, path: Path) -> None:
         """State just past the limit is refused, naming the field."""
-        self._write_state(path, MAX_DATA_DEPTH)
+        self._write_state(path, MAX_DATA_DEPTH + 1)
         with SQLiteSessionStore(path) as store:
             with pytest.raises(
-                ContextDataError, match=too_deep("Session data field 'state'")
+                ContextDataError,
+                match=too_deep("Session data field 'state' entry 'deep'"),
             ):
                 store.load(Auth(), "s1")
             loaded = store.load(Auth(), "s2")
@@ -146,7 +147,7 @@ class TestSQLiteStore:
 
     def test_at_the_limit_round_trips(self, path: Path) -> None:
         """Data exactly at the limit is written and read back whole."""
-        state = {"deep": nested(MAX_DATA_DEPTH - 1)}
+        state = {"deep": nested(MAX_DATA_DEPTH)}
         with SQLiteSessionStore(path) as store:
             store.save(Auth(), Session("s3", state=state))
             loaded = store.load(Auth(), "s3")
@@ -158,12 +159,13 @@ class TestSQLiteStore:
     def test_writing_too_deep_is_refused(self, path: Path) -> None:
         """A save of data no store could read back changes nothing."""
         with SQLiteSessionStore(path) as store:
-            deep = Session("s1", state={"deep": nested(MAX_DATA_DEPTH)})
+            deep = Session("s1", state={"deep": nested(JUST_TOO_DEEP)})
             with pytest.raises(ContextDataError) as info:
                 store.save(Auth(), deep)
             loaded = store.load(Auth(), "s1")
         assert str(info.value) == (
-            "Cannot serialize the session state: it is nested deeper than "
+            "Cannot serialize the session state: entry 'deep' is nested "
+            "deeper than "
             f"{MAX_DATA_DEPTH} levels of objects and arrays, the most "
             "toolctx stores and reads back. Flatten the data."
         )
@@ -178,8 +180,10 @@ class TestInMemoryStore:
         """Nothing is saved, the earlier version stays."""
         store = InMemorySessionStore()
         store.save(Auth(), Session("s1", state={"n": 1}))
-        deep = Session("s1", state={"deep": nested(MAX_DATA_DEPTH)})
-        with pytest.raises(ContextDataError, match="session state: it is"):
+        deep = Session("s1", state={"deep": nested(JUST_TOO_DEEP)})
+        with pytest.raises(
+            ContextDataError, match="session state: entry 'deep' is nested"
+        ):
             store.save(Auth(), deep)
         loaded = store.load(Auth(), "s1")
         assert loaded is not None
@@ -210,11 +214,11 @@ class TestSessionFromDict:
     @pytest.mark.parametrize(
         ("field", "named"),
         [
-            ("state", "Session data field 'state'"),
-            ("metadata", "Session data field 'metadata'"),
-            ("values", "Session data field 'values'"),
+            ("state", "Session data field 'state' entry 'k'"),
+            ("metadata", "Session data field 'metadata' entry 'k'"),
+            ("values", "Session data field 'values' entry 'k'"),
             ("results", "ToolResult field 'output'"),
-            ("pending", "ApprovalRequest field 'arguments'"),
+            ("pending", "ApprovalRequest field 'arguments' entry 'to'"),
         ],
     )
     def test_refused(self, field: str, named: str, levels: int) -> None:
@@ -234,7 +238,9 @@ class TestContextFromDict:
         data[field] = {TENANT.name: nested(levels)}
         with pytest.raises(
             ContextDataError,
-            match=too_deep(f"ExecutionContext field {field!r}"),
+            match=too_deep(
+                f"ExecutionContext field {field!r} entry '{TENANT.name}'"
+            ),
         ):
             ExecutionContext.from_dict(data)
 
@@ -253,7 +259,7 @@ class TestContextFromDict:
 
     def test_writing_too_deep_is_refused(self) -> None:
         """to_dict() refuses what from_dict() would."""
-        ctx = ExecutionContext(metadata={"k": nested(MAX_DATA_DEPTH)})
+        ctx = ExecutionContext(metadata={"k": nested(JUST_TOO_DEEP)})
         with pytest.raises(ContextDataError, match="Cannot serialize"):
             ctx.to_dict()
 
@@ -269,12 +275,16 @@ class TestApprovalRequestFromDict:
         if field == "arguments":
             data["call"]["arguments"] = {"to": nested(levels)}
         else:
-            # An output in a prior result: three levels of the context's
-            # own around it.
-            data["context"] = {"prior_results": [{"output": nested(levels)}]}
+            # A prior result's metadata: four levels of the context's own
+            # around it.
+            result = {"metadata": {"k": nested(levels)}}
+            data["context"] = {"prior_results": [result]}
         with pytest.raises(
             ContextDataError,
-            match=too_deep(f"ApprovalRequest field {field!r}"),
+            match=too_deep(
+                f"ApprovalRequest field {field!r} entry "
+                + ("'to'" if field == "arguments" else "'prior_results'")
+            ),
         ):
             ApprovalRequest.from_dict(data)
 
@@ -295,7 +305,7 @@ class TestApprovalAtTheLimit:
             name="t", invocation_id="i0", output=nested(MAX_DATA_DEPTH)
         )
         ctx = ExecutionContext(
-            state={"k": nested(MAX_DATA_DEPTH - 1)}, prior_results=(earlier,)
+            state={"k": nested(MAX_DATA_DEPTH)}, prior_results=(earlier,)
         )
         held = Dispatcher(registry).dispatch(
             ToolCall("send", {"to": "a"}), ctx
@@ -313,13 +323,15 @@ class TestApprovalAtTheLimit:
             """Send something to *to*."""
             return to
 
-        ctx = ExecutionContext(state={"k": nested(MAX_DATA_DEPTH)})
+        ctx = ExecutionContext(state={"k": nested(JUST_TOO_DEEP)})
         held = Dispatcher(registry).dispatch(
             ToolCall("send", {"to": "a"}), ctx
         )
         assert held.approval is None
         assert held.error is not None
-        assert "Cannot serialize state: it is nested deeper than" in held.error
+        assert (
+            "Cannot serialize state: entry 'k' is nested deeper" in held.error
+        )
 
 
 class TestResultsAndRemotePayloads:
@@ -334,7 +346,8 @@ class TestResultsAndRemotePayloads:
         ):
             result_from_dict({**data, "output": nested(levels)})
         with pytest.raises(
-            ContextDataError, match=too_deep("ToolResult field 'metadata'")
+            ContextDataError,
+            match=too_deep("ToolResult field 'metadata' entry 'k'"),
         ):
             result_from_dict({**data, "metadata": {"k": nested(levels)}})
 
@@ -359,7 +372,8 @@ class TestResultsAndRemotePayloads:
             "context": {},
         }
         with pytest.raises(
-            ContextDataError, match=too_deep("RemoteCall field 'arguments'")
+            ContextDataError,
+            match=too_deep("RemoteCall field 'arguments' entry 'a'"),
         ):
             RemoteCall.from_dict(data)
 

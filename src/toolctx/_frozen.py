@@ -123,9 +123,9 @@ def thaw(value: object) -> Any:
 MAX_DATA_DEPTH = 200
 """Deepest nesting of objects and arrays in stored data that is read back.
 
-Each field of what ``from_dict`` and the session stores read (state,
-metadata, typed values, an output, a call's arguments, an approval's
-context) may nest at most this many levels; deeper data is refused with
+Each value of what ``from_dict`` and the session stores read (an entry
+of the state or of metadata, a typed value, an output, an argument of a
+held call) may nest at most this many levels; deeper data is refused with
 a :class:`~toolctx.exceptions.ContextDataError`, on writing as on
 reading, before any of the recursive walkers (:func:`deep_freeze`,
 :func:`thaw`, the converters) could exhaust the stack. It is well above
@@ -166,19 +166,29 @@ def depth_problem(
 ) -> str | None:
     """Why *value* cannot be stored, if it nests past MAX_DATA_DEPTH.
 
-    The message names *what*; None when *value* is shallow enough.
-    *envelope* is how many levels of toolctx's own record wrap the data
-    in *value* (a stored context holds a result holding an output).
-    Callers raise it as a :class:`~toolctx.exceptions.ContextDataError`.
+    *envelope* is how many levels of toolctx's own records wrap the data
+    in *value*: 1 for a mapping whose entries are the data (state,
+    metadata), :data:`CONTEXT_ENVELOPE` for a stored context. The message
+    names *what*, and the entry at fault when *envelope* is 1 or more;
+    None when *value* is shallow enough. Callers raise it as a
+    :class:`~toolctx.exceptions.ContextDataError`.
     """
     if not nested_deeper(value, MAX_DATA_DEPTH + envelope):
         return None
+    if envelope and isinstance(value, Mapping):
+        for key, item in value.items():
+            if nested_deeper(item, MAX_DATA_DEPTH + envelope - 1):
+                what = f"{what} entry {key!r:.80}"
+                break
     return (
         f"{what} is nested deeper than {MAX_DATA_DEPTH} levels of objects "
         "and arrays, the most toolctx stores and reads back."
     )
 
 
-CONTEXT_ENVELOPE = 3
+ENTRIES = 1
+"""The envelope of a mapping whose entries are the data (state, metadata)."""
+
+CONTEXT_ENVELOPE = 4
 """Levels a stored context adds above its data: the context, its
-``prior_results`` list, and a result around an output."""
+``prior_results`` list, a result, and the result's metadata mapping."""

@@ -135,6 +135,7 @@ class ApprovalRequest:
         """
         from toolctx._frozen import (
             CONTEXT_ENVELOPE,
+            ENTRIES,
             depth_problem,
             freeze_mapping,
         )
@@ -175,7 +176,7 @@ class ApprovalRequest:
             msg = f"{what} fields 'arguments' and 'context' must be mappings."
             raise ContextDataError(msg)
         for field, value, envelope in (
-            ("arguments", arguments, 0),
+            ("arguments", arguments, ENTRIES),
             ("context", context, CONTEXT_ENVELOPE),
         ):
             problem = depth_problem(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolctx._frozen import ENTRIES
 from toolctx._records import ApprovalRequest
 from toolctx.context.codec import (
     mapping_field,
@@ -74,8 +75,10 @@ def session_to_dict(session: Session) -> dict[str, Any]:
         "user_id": user_id,
         "turn": turn,
         "agent_id": agent_id,
-        "state": to_json(state, "the session state"),
-        "metadata": to_json(metadata, "the session metadata"),
+        "state": to_json(state, "the session state", envelope=ENTRIES),
+        "metadata": to_json(
+            metadata, "the session metadata", envelope=ENTRIES
+        ),
         "values": {name: value_to_json(name, v) for name, v in values.items()},
         "results": [result_to_dict(result) for result in results],
         "pending": [request.to_dict() for request in snap["pending"]],
