@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, NoReturn, final
+from typing import Any, NoReturn, cast, final
 
 
 @final
@@ -118,3 +118,77 @@ def thaw(value: object) -> Any:
     if isinstance(value, (tuple, list, frozenset)):
         return [thaw(item) for item in value]
     return value
+
+
+MAX_DATA_DEPTH = 200
+"""Deepest nesting of objects and arrays in stored data that is read back.
+
+Each value of what ``from_dict`` and the session stores read (an entry
+of the state or of metadata, a typed value, an output, an argument of a
+held call) may nest at most this many levels; deeper data is refused with
+a :class:`~toolctx.exceptions.ContextDataError`, on writing as on
+reading, before any of the recursive walkers (:func:`deep_freeze`,
+:func:`thaw`, the converters) could exhaust the stack. It is well above
+the arguments' default limit of 64 and below what those walkers can take.
+"""
+
+
+def nested_deeper(value: object, limit: int) -> bool:
+    """Whether *value* nests mappings and sequences over *limit* levels.
+
+    ``{"a": [1]}`` nests two levels, a scalar none. Walks level by level
+    without recursion, so any depth is measured safely; strings and bytes
+    are not sequences here.
+    """
+    level = [value] if _nests(value) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[object] = []
+        for item in level:
+            below.extend(
+                item.values()
+                if isinstance(item, Mapping)
+                else cast("Iterable[object]", item)
+            )
+        level = [item for item in below if _nests(item)]
+    return False
+
+
+def _nests(item: object) -> bool:
+    return isinstance(item, (Mapping, list, tuple, set, frozenset))
+
+
+def depth_problem(
+    value: object, what: str, *, envelope: int = 0
+) -> str | None:
+    """Why *value* cannot be stored, if it nests past MAX_DATA_DEPTH.
+
+    *envelope* is how many levels of toolctx's own records wrap the data
+    in *value*: 1 for a mapping whose entries are the data (state,
+    metadata), :data:`CONTEXT_ENVELOPE` for a stored context. The message
+    names *what*, and the entry at fault when *envelope* is 1 or more;
+    None when *value* is shallow enough. Callers raise it as a
+    :class:`~toolctx.exceptions.ContextDataError`.
+    """
+    if not nested_deeper(value, MAX_DATA_DEPTH + envelope):
+        return None
+    if envelope and isinstance(value, Mapping):
+        for key, item in value.items():
+            if nested_deeper(item, MAX_DATA_DEPTH + envelope - 1):
+                what = f"{what} entry {key!r:.80}"
+                break
+    return (
+        f"{what} is nested deeper than {MAX_DATA_DEPTH} levels of objects "
+        "and arrays, the most toolctx stores and reads back."
+    )
+
+
+ENTRIES = 1
+"""The envelope of a mapping whose entries are the data (state, metadata)."""
+
+CONTEXT_ENVELOPE = 4
+"""Levels a stored context adds above its data: the context, its
+``prior_results`` list, a result, and the result's metadata mapping."""

@@ -133,7 +133,12 @@ class ApprovalRequest:
 
         .. versionadded:: 0.2.0
         """
-        from toolctx._frozen import freeze_mapping
+        from toolctx._frozen import (
+            CONTEXT_ENVELOPE,
+            ENTRIES,
+            depth_problem,
+            freeze_mapping,
+        )
         from toolctx.exceptions import ContextDataError
 
         what = "ApprovalRequest"
@@ -170,6 +175,15 @@ class ApprovalRequest:
         ):
             msg = f"{what} fields 'arguments' and 'context' must be mappings."
             raise ContextDataError(msg)
+        for field, value, envelope in (
+            ("arguments", arguments, ENTRIES),
+            ("context", context, CONTEXT_ENVELOPE),
+        ):
+            problem = depth_problem(
+                value, f"{what} field {field!r}", envelope=envelope
+            )
+            if problem is not None:
+                raise ContextDataError(problem)
         return cls(
             call=ToolCall(
                 fields["name"],

@@ -190,7 +190,10 @@ def _parser() -> argparse.ArgumentParser:
         "--json-response",
         action="store_true",
         default=None,
-        help="HTTP: answer with JSON instead of an SSE stream",
+        help=(
+            "HTTP: answer with JSON instead of an SSE stream (no progress "
+            "notifications)"
+        ),
     )
     serving.add_argument(
         "--name", default="toolctx", help="the server name sent to clients"

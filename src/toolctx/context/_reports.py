@@ -14,6 +14,7 @@ import math
 
 from typing import Any, Final, cast
 
+from toolctx._frozen import depth_problem
 from toolctx._records import ToolProgress
 from toolctx._text import escaped
 from toolctx.context.current import get_current
@@ -23,7 +24,11 @@ from toolctx.context.execution import (
     recorder_of,
 )
 from toolctx.context.keys import ContextKey
-from toolctx.exceptions import NoExecutionContextError, ToolctxError
+from toolctx.exceptions import (
+    ContextDataError,
+    NoExecutionContextError,
+    ToolctxError,
+)
 
 
 def _running_call(what: str) -> ExecutionContext:
@@ -65,6 +70,8 @@ def publish(key: ContextKey[Any] | str, value: object) -> None:
     Raises:
         ToolctxError: Not inside a dispatched call.
         ContextValueTypeError: *value* does not match the key's type.
+        ContextDataError: *value* nests deeper than 200 levels of
+            mappings and sequences.
 
     .. versionadded:: 0.1.0
     """
@@ -81,6 +88,8 @@ def set_state(key: ContextKey[Any] | str, value: object) -> None:
     Raises:
         ToolctxError: Not inside a dispatched call.
         ContextValueTypeError: *value* does not match the key's type.
+        ContextDataError: *value* nests deeper than 200 levels of
+            mappings and sequences (a session stores at most that).
 
     .. versionadded:: 0.1.0
     """
@@ -95,6 +104,11 @@ def _record(
     recorder = recorder_of(ctx)
     assert recorder is not None  # noqa: S101 - checked by _running_call
     name = _key_name(key, value)
+    # Later calls see it deep-frozen (state snapshots, prior results) and
+    # stores write it: refuse now what neither could take.
+    problem = depth_problem(value, f"The {what}({name!r}) value")
+    if problem is not None:
+        raise ContextDataError(problem + " Flatten the data.")
     with RECORD_LOCK:  # see CallRecorder: the result may be built now
         if recorder.closed:
             raise _finished(what, ctx)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolctx._frozen import ENTRIES, depth_problem
 from toolctx._records import ToolResult
 from toolctx._types.output import to_json as unstructure_output
 from toolctx._types.values import structure_value, unstructure_value
@@ -35,13 +36,42 @@ _OPTIONAL_STR = (
 )
 
 
-def to_json(value: object, where: str) -> Any:
-    """Return *value* as JSON data; ContextDataError names *where*."""
+_FLATTEN = " Flatten the data."
+
+
+def check_depth(
+    value: object, what: str, advice: str = "", *, envelope: int = 0
+) -> None:
+    """Refuse *value* if it nests deeper than ``MAX_DATA_DEPTH`` (200).
+
+    Stored data is checked before anything walks it recursively, so that
+    data nested past the stack's reach is a :class:`ContextDataError`
+    naming *what* (then *advice*), never a ``RecursionError``; data is
+    checked when it is written too, so that what is written can be read.
+    *envelope* counts the levels of toolctx's own records around the data
+    (``ENTRIES`` for a mapping whose entries are the data).
+
+    Raises:
+        ContextDataError: *value* nests too deeply.
+    """
+    problem = depth_problem(value, what, envelope=envelope)
+    if problem is not None:
+        raise ContextDataError(problem + advice)
+
+
+def to_json(value: object, where: str, *, envelope: int = 0) -> Any:
+    """Return *value* as JSON data; ContextDataError names *where*.
+
+    Data nested past the limit is refused too (see :func:`check_depth`).
+    """
     try:
-        return unstructure_output(value)
+        data = unstructure_output(value)
     except TypeError as exc:
         msg = f"Cannot serialize {where}: {exc}"
         raise ContextDataError(msg) from None
+    subject = f"Cannot serialize {where}:" + ("" if envelope else " it")
+    check_depth(data, subject, _FLATTEN, envelope=envelope)
+    return data
 
 
 def context_to_dict(ctx: ExecutionContext) -> dict[str, Any]:
@@ -59,8 +89,8 @@ def context_to_dict(ctx: ExecutionContext) -> dict[str, Any]:
         "tool_name": ctx.tool_name,
         "tool_call_id": ctx.tool_call_id,
         "parent_invocation_id": ctx.parent_invocation_id,
-        "metadata": to_json(ctx.metadata, "metadata"),
-        "state": to_json(ctx.state, "state"),
+        "metadata": to_json(ctx.metadata, "metadata", envelope=ENTRIES),
+        "state": to_json(ctx.state, "state", envelope=ENTRIES),
         "prior_results": [result_to_dict(r) for r in ctx.prior_results],
         "values": values,
     }
@@ -89,10 +119,14 @@ def value_to_json(name: str, value: object) -> Any:
         )
         raise ContextDataError(msg)
     try:
-        return unstructure_value(value, key.type)
+        data = unstructure_value(value, key.type)
     except TypeError as exc:
         msg = f"Cannot serialize the typed value {name!r}: {exc}"
         raise ContextDataError(msg) from None
+    check_depth(
+        data, f"Cannot serialize the typed value {name!r}: it", _FLATTEN
+    )
+    return data
 
 
 def value_from_json(name: str, raw: object) -> object:
@@ -104,6 +138,7 @@ def value_from_json(name: str, raw: object) -> object:
     key = known_key(name)
     if key is None:
         return RawValue(raw)
+    check_depth(raw, f"Typed value {name!r}")
     try:
         return structure_value(raw, key.type)
     except ToolArgumentsError as exc:
@@ -143,15 +178,26 @@ def optional_field(
 
 
 def mapping_field(
-    data: Mapping[str, Any], name: str, what: str
+    data: Mapping[str, Any],
+    name: str,
+    what: str,
+    *,
+    envelope: int = ENTRIES,
 ) -> dict[str, Any]:
-    """Return field *name* as a dict; missing or null gives ``{}``."""
+    """Return field *name* as a dict; missing or null gives ``{}``.
+
+    Raises:
+        ContextDataError: The field is not an object, or an entry nests
+            deeper than 200 levels (``MAX_DATA_DEPTH``; *envelope* as for
+            :func:`check_depth`).
+    """
     value = data.get(name)
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         msg = f"{what} field {name!r} must be an object, got {value!r}."
         raise ContextDataError(msg)
+    check_depth(value, f"{what} field {name!r}", envelope=envelope)
     return dict(value)
 
 
@@ -208,8 +254,12 @@ def result_to_dict(result: ToolResult) -> dict[str, Any]:
         else to_json(result.output, "the result output"),
         "is_error": result.is_error,
         "error": result.error,
-        "metadata": to_json(result.metadata, "the result metadata"),
-        "state_changes": to_json(result.state_changes, "the state changes"),
+        "metadata": to_json(
+            result.metadata, "the result metadata", envelope=ENTRIES
+        ),
+        "state_changes": to_json(
+            result.state_changes, "the state changes", envelope=ENTRIES
+        ),
         "duration_ns": result.duration_ns,
     }
     if parts is not None:
@@ -221,7 +271,9 @@ def content_from_json(data: Mapping[str, Any], what: str) -> Any:
     """The parts stored under ``"content"``, else the ``"output"``."""
     content = data.get("content")
     if content is None:
-        return data.get("output")
+        output = data.get("output")
+        check_depth(output, f"{what} field 'output'")
+        return output
     if not isinstance(content, list) or not content:
         msg = f"{what} field 'content' must be a non-empty list of parts."
         raise ContextDataError(msg)

@@ -324,6 +324,12 @@ class ExecutionContext:
             data: What ``to_dict`` returned (possibly through JSON).
             scope: The runtime scope to attach, rebuilt by the host.
 
+        Raises:
+            ContextDataError: *data* is not context data of this format: a
+                field has the wrong type or nests deeper than 200 levels
+                of objects and arrays, or a typed value does not fit its
+                key. The message names the field.
+
         .. versionadded:: 0.1.0
         """
         from toolctx.context.codec import context_from_dict

@@ -48,6 +48,8 @@ class Session:
 
     __slots__ = (
         "_lock",
+        "_prior",
+        "_seen",
         "_views",
         "agent_id",
         "id",
@@ -91,6 +93,15 @@ class Session:
             request.invocation_id: request for request in pending
         }
         self._lock = threading.Lock()
+        # What later calls see in prior_results, kept up to date as the
+        # turn grows so that each call costs the same however many came
+        # before it: ``_prior`` holds the read-only views of the first
+        # ``len(_prior)`` results of ``_seen``, and ``_seen`` mirrors
+        # ``results`` as record() left it. A host that changes ``results``
+        # itself is noticed (``results != _seen``) and the tuple rebuilt,
+        # reusing the views cached in ``_views``.
+        self._prior: tuple[ToolResult, ...] = ()
+        self._seen: list[ToolResult] = []
         self._views: dict[int, tuple[ToolResult, ToolResult]] = {}
 
     def __repr__(self) -> str:
@@ -125,6 +136,8 @@ class Session:
         with self._lock:
             self.turn += 1
             self.results.clear()
+            self._prior = ()
+            self._seen = []
             self._views.clear()
             return self.turn
 
@@ -142,7 +155,7 @@ class Session:
                 "metadata": self.metadata,
                 "values": self.values,
                 "state": self.state,
-                "prior_results": tuple(map(self._view, self.results)),
+                "prior_results": self._prior_results(),
                 "scope": self.scope,
             }
         base.update(changes)
@@ -171,6 +184,29 @@ class Session:
                 "pending": list(self.pending.values()),
             }
 
+    def _prior_results(self) -> tuple[ToolResult, ...]:
+        """This turn's results as the next call sees them (lock held).
+
+        Amortized constant Python work per call: only results recorded
+        since the last call are frozen, and the check that nobody changed
+        ``results`` behind :meth:`record`'s back is one list comparison,
+        which runs in C (identical items compare without calling
+        ``__eq__``).
+        """
+        results = self.results
+        try:
+            changed = results != self._seen
+        except Exception:  # noqa: BLE001 - an output whose == raises
+            changed = True
+        if changed:  # by the host, not by record(): start over
+            self._seen = list(results)
+            self._prior = ()
+        prior = self._prior
+        if len(prior) < len(results):
+            fresh = results[len(prior) :]
+            prior = self._prior = prior + tuple(map(self._view, fresh))
+        return prior
+
     def _view(self, result: ToolResult) -> ToolResult:
         """The read-only copy of *result* later calls see (cached)."""
         cached = self._views.get(id(result))
@@ -194,6 +230,7 @@ class Session:
                 self.pending[result.approval.invocation_id] = result.approval
                 return
             self.results.append(result)
+            self._seen.append(result)
             if not result.is_error and result.state_changes:
                 self.state.update(result.state_changes)
 

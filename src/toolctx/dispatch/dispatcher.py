@@ -355,7 +355,7 @@ class Dispatcher:
             )
             results.append(result)
             # Each result is frozen once, however many calls follow it.
-            prior = (*prior, frozen_view(result))
+            prior += (frozen_view(result),)
         return results
 
     def _elsewhere(self, p: Prepared) -> ToolResult:

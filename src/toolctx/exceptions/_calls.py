@@ -8,13 +8,23 @@ call a person is asked about.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
 
 import attrs
 
 from toolctx._text import bounded
 from toolctx.exceptions._base import PUBLIC_MODULE, ToolctxError
+
+
+def _text(name: str, value: object) -> None:
+    """Refuse an :class:`ArgumentError` field that is not a str."""
+    if not isinstance(value, str):
+        msg = (
+            f"ArgumentError(path, message) takes two str, got {name}="
+            f"{type(value).__name__}."
+        )
+        raise TypeError(msg)
 
 
 @attrs.frozen
@@ -31,8 +41,8 @@ class ArgumentError:
 
     __module__ = PUBLIC_MODULE
 
-    path: str
-    message: str
+    path: str = attrs.field(validator=lambda _, a, v: _text(a.name, v))
+    message: str = attrs.field(validator=lambda _, a, v: _text(a.name, v))
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
@@ -54,9 +64,29 @@ class ToolArgumentsError(ToolctxError, ValueError):
     :data:`MAX_REPORTED_PROBLEMS` problems of at most
     :data:`MAX_PROBLEM_LENGTH` characters each, then a count of the rest.
 
+    A tool may raise it too, to refuse arguments its types cannot: the
+    model sees the problems as it sees toolctx's own.
+
+    Args:
+        errors: The problems: one message (a ``str``) or one
+            :class:`ArgumentError`, or an iterable of them (a ``str``
+            item is a problem with the arguments as a whole).
+        tool_name: The tool whose arguments failed, if known.
+
     Attributes:
         tool_name: The tool whose arguments failed, if known.
         errors: One :class:`ArgumentError` per problem, in path order.
+
+    Raises:
+        TypeError: *errors* is not one of the above (a mapping, bytes, a
+            number), or *tool_name* is neither a str nor None.
+
+    Example:
+        >>> str(ToolArgumentsError("n must be even"))
+        'Invalid arguments: n must be even'
+        >>> error = ToolArgumentsError([ArgumentError("n", "must be even")])
+        >>> str(error.with_tool_name("halve"))
+        "Invalid arguments for tool 'halve': n: must be even"
 
     .. versionadded:: 0.1.0
     """
@@ -64,10 +94,21 @@ class ToolArgumentsError(ToolctxError, ValueError):
     __module__ = PUBLIC_MODULE
 
     def __init__(
-        self, errors: Sequence[ArgumentError], *, tool_name: str | None = None
+        self,
+        errors: str | ArgumentError | Iterable[ArgumentError | str],
+        *,
+        tool_name: str | None = None,
     ) -> None:
+        if tool_name is not None and not isinstance(
+            cast("object", tool_name), str
+        ):
+            msg = (
+                "ToolArgumentsError(tool_name=...) takes a str or None, got "
+                f"{type(tool_name).__name__}."
+            )
+            raise TypeError(msg)
         self.tool_name = tool_name
-        self.errors = tuple(errors)
+        self.errors = _problems(errors)
         head = (
             f"Invalid arguments for tool {tool_name!r}"
             if tool_name
@@ -83,11 +124,60 @@ class ToolArgumentsError(ToolctxError, ValueError):
                 f"and {more} more problem{'s' if more > 1 else ''}: fix "
                 "these first"
             )
-        super().__init__(f"{head}: " + "; ".join(shown))
+        super().__init__(f"{head}: " + "; ".join(shown) if shown else head)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_arguments_error, (self.errors, self.tool_name))
 
     def with_tool_name(self, tool_name: str) -> ToolArgumentsError:
         """Return the same error, naming *tool_name* in its message."""
         return ToolArgumentsError(self.errors, tool_name=tool_name)
+
+
+def _rebuild_arguments_error(
+    errors: tuple[ArgumentError, ...], tool_name: str | None
+) -> ToolArgumentsError:
+    """Unpickle a :class:`ToolArgumentsError` (its args hold the message)."""
+    return ToolArgumentsError(errors, tool_name=tool_name)
+
+
+_ACCEPTED = (
+    "Pass one message (a str), one ArgumentError(path, message), or a "
+    "list of them."
+)
+
+
+def _problems(
+    errors: str | ArgumentError | Iterable[ArgumentError | str],
+) -> tuple[ArgumentError, ...]:
+    """*errors* as a tuple of problems; TypeError for anything else."""
+    given = cast("object", errors)
+    if isinstance(given, str):
+        return (ArgumentError("", given),)
+    if isinstance(given, ArgumentError):
+        return (given,)
+    if isinstance(given, (bytes, bytearray, Mapping)) or not isinstance(
+        given, Iterable
+    ):
+        msg = (
+            "ToolArgumentsError() takes the problems with the arguments, "
+            f"got {type(given).__name__}. {_ACCEPTED}"
+        )
+        raise TypeError(msg)
+    problems: list[ArgumentError] = []
+    for index, item in enumerate(cast("Iterable[object]", given)):
+        if isinstance(item, ArgumentError):
+            problems.append(item)
+        elif isinstance(item, str):
+            problems.append(ArgumentError("", item))
+        else:
+            msg = (
+                f"ToolArgumentsError() problem {index} is a "
+                f"{type(item).__name__}, not a str or an ArgumentError. "
+                f"{_ACCEPTED}"
+            )
+            raise TypeError(msg)
+    return tuple(problems)
 
 
 class ToolOutputError(ToolctxError, TypeError):

@@ -248,7 +248,8 @@ async def run_http(
         port: The TCP port; 0 picks a free one (see *task_status*).
         path: The endpoint path.
         stateless: No sessions: every request stands alone.
-        json_response: Answer with JSON instead of SSE streams.
+        json_response: Answer with JSON instead of SSE streams (a JSON
+            body carries the result alone: no progress notifications).
         log_level: uvicorn's log level.
         shutdown_timeout: Seconds to wait for open connections on exit.
         task_status: For ``await task_group.start(run_http, server)``:

@@ -16,7 +16,7 @@ from typing import Any, final
 
 import attrs
 
-from toolctx._frozen import freeze_mapping
+from toolctx._frozen import CONTEXT_ENVELOPE, freeze_mapping
 from toolctx._records import ToolResult
 from toolctx._types.values import structure_value
 from toolctx.content import part_to_dict, parts_of
@@ -161,7 +161,9 @@ class RemoteCall:
                 tool_ref=data.get("tool_ref"),  # type: ignore[arg-type]
                 tool_name=data.get("tool_name"),  # type: ignore[arg-type]
                 arguments=mapping_field(data, "arguments", "RemoteCall"),
-                context=mapping_field(data, "context", "RemoteCall"),
+                context=mapping_field(
+                    data, "context", "RemoteCall", envelope=CONTEXT_ENVELOPE
+                ),
                 scope_loader=data.get("scope_loader"),
                 timeout=timeout,
                 include_exception_messages=data.get(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolctx._frozen import ENTRIES
 from toolctx._records import ApprovalRequest
 from toolctx.context.codec import (
     mapping_field,
@@ -49,7 +50,8 @@ def session_to_dict(session: Session) -> dict[str, Any]:
 
     Raises:
         ContextDataError: A state, metadata or result entry has no JSON
-            form, or a typed value does not match its key's type.
+            form or nests deeper than 200 levels, or a typed value does
+            not match its key's type.
 
     Example:
         >>> data = session_to_dict(Session("s1", state={"n": 1}))
@@ -73,8 +75,10 @@ def session_to_dict(session: Session) -> dict[str, Any]:
         "user_id": user_id,
         "turn": turn,
         "agent_id": agent_id,
-        "state": to_json(state, "the session state"),
-        "metadata": to_json(metadata, "the session metadata"),
+        "state": to_json(state, "the session state", envelope=ENTRIES),
+        "metadata": to_json(
+            metadata, "the session metadata", envelope=ENTRIES
+        ),
         "values": {name: value_to_json(name, v) for name, v in values.items()},
         "results": [result_to_dict(result) for result in results],
         "pending": [request.to_dict() for request in snap["pending"]],
@@ -98,7 +102,8 @@ def session_from_dict(
 
     Raises:
         ContextDataError: *data* is not session data of this format, or a
-            field has the wrong type, or a typed value does not fit its key.
+            field has the wrong type or nests deeper than 200 levels, or a
+            typed value does not fit its key.
 
     Example:
         >>> s = session_from_dict({"format": "toolctx.session/1", "id": "s1"})

@@ -34,6 +34,7 @@ import json
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from toolctx._frozen import MAX_DATA_DEPTH
 from toolctx.context.session import Session
 from toolctx.exceptions import (
     ContextDataError,
@@ -160,6 +161,14 @@ def decode_session(text: str, scope: object, session_id: str) -> Session:
         data = json.loads(text)
     except ValueError as exc:
         msg = f"Stored session data is not valid JSON: {exc}"
+        raise ContextDataError(msg) from None
+    except RecursionError:  # the decoder's own limit, deeper than ours
+        msg = (
+            f"Stored session data is nested deeper than {MAX_DATA_DEPTH} "
+            "levels of objects and arrays, the most toolctx stores and "
+            "reads back, so it was changed outside toolctx; it was not "
+            "loaded. Delete the entry, or restore it from a backup."
+        )
         raise ContextDataError(msg) from None
     session = session_from_dict(data, scope=scope)
     if session.id != session_id:
