@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from toolctx._types.nodes import Kind
+from toolctx._types.patterns import PatternError, pattern_text
 
 
 if TYPE_CHECKING:
@@ -151,7 +152,11 @@ def constraint_keywords(item: object) -> list[tuple[str, object]]:
             found.append((keyword, value))
     pattern = getattr(item, "pattern", None)
     if pattern is not None:
-        found.append(("pattern", getattr(pattern, "pattern", pattern)))
+        try:
+            found.append(("pattern", pattern_text(pattern)))
+        except PatternError as exc:
+            msg = f"cannot be enforced ({exc})"
+            raise _UnenforceableError(msg) from None
     transforms = [
         name
         for name in _TRANSFORMS

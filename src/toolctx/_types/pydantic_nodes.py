@@ -21,6 +21,8 @@ import pydantic_core
 from pydantic_core import core_schema
 
 from toolctx._types.jsonvalues import json_key, json_kind
+from toolctx._types.patterns import PatternError, compile_pattern, pattern_text
+from toolctx._types.pydantic_check import UnsupportedModelError
 
 
 if TYPE_CHECKING:
@@ -170,6 +172,65 @@ def integer_node(node: dict[str, Any]) -> dict[str, Any]:
             [either, cast("core_schema.CoreSchema", node)]
         ),
     )
+    if ref is not None:
+        replaced["ref"] = ref
+    return replaced
+
+
+def pattern_node(node: dict[str, Any]) -> dict[str, Any]:
+    r"""A string whose ``pattern`` is run as ECMA-262 (the schema's meaning).
+
+    pydantic-core runs a pattern with Rust's ``regex`` (Unicode ``\d``,
+    ``\w`` and ``\s``, ``.`` matching ``\r``) or Python's ``re``
+    (``$`` before a final line break). The node keeps its other checks
+    (strictness, stripping, lengths) and then meets
+    :func:`~toolctx._types.patterns.compile_pattern`'s expression, as
+    pydantic orders them; ``to_lower``/``to_upper`` come after, as in
+    pydantic.
+
+    Raises:
+        UnsupportedModelError: The pattern is not ECMA-262, or toolctx
+            cannot run it so.
+    """
+    given = node.pop("pattern")
+    try:
+        text = pattern_text(given)
+        regex = compile_pattern(text)
+    except PatternError as exc:
+        shown = getattr(given, "pattern", given)
+        msg = f"the pattern {shown!r} cannot be enforced ({exc})"
+        raise UnsupportedModelError(msg) from None
+    node.pop("regex_engine", None)
+    ref = node.pop("ref", None)
+    cases = {key: node.pop(key, None) for key in ("to_lower", "to_upper")}
+    context = {"pattern": text}
+
+    def match(value: str) -> str:
+        if regex.search(value) is None:
+            raise pydantic_core.PydanticKnownError(
+                "string_pattern_mismatch", context
+            )
+        return value
+
+    replaced = cast(
+        "dict[str, Any]",
+        core_schema.no_info_after_validator_function(
+            match, cast("core_schema.CoreSchema", node)
+        ),
+    )
+    if any(cases.values()):
+        replaced = cast(
+            "dict[str, Any]",
+            core_schema.chain_schema(
+                [
+                    cast("core_schema.CoreSchema", replaced),
+                    core_schema.str_schema(
+                        to_lower=bool(cases["to_lower"]),
+                        to_upper=bool(cases["to_upper"]),
+                    ),
+                ]
+            ),
+        )
     if ref is not None:
         replaced["ref"] = ref
     return replaced

@@ -25,6 +25,7 @@ from toolctx._types.pydantic_nodes import (
     integer_node,
     keep_args,
     options_node,
+    pattern_node,
     plain_node,
 )
 
@@ -70,6 +71,8 @@ class Rewriter:
       (pydantic matches them as Python does).
     - ``set``/``frozenset``: repeated items are refused, not merged
       (the schema says ``uniqueItems``).
+    - ``str`` with a ``pattern``: the pattern means what the schema says
+      (ECMA-262), also for a mapping's keys.
     - model fields, TypedDicts, dataclasses: unknown keys are refused
       unless the class allows extras (``extra="allow"``).
     - ``model`` and pydantic ``dataclass``: validated by the rewritten
@@ -113,7 +116,8 @@ class Rewriter:
         if kind == "definitions":
             self._definitions.extend(out["definitions"])
         if kind == "dict" and "keys_schema" in node:
-            out["keys_schema"] = node["keys_schema"]  # JSON keys: pydantic's
+            # JSON keys: pydantic's, but for the meaning of a pattern
+            out["keys_schema"] = patterns_only(node["keys_schema"])
         if kind in _FIELDS_KINDS:
             if out.get("extra_behavior", extra) != "allow":
                 out["extra_behavior"] = "forbid"
@@ -134,6 +138,8 @@ class Rewriter:
             return options_node(out, list(out.get("members", ())), out)
         if kind in {"set", "frozenset"}:
             return self._set(out)
+        if kind == "str" and out.get("pattern") is not None:
+            return pattern_node(out)
         return out
 
     def _set(self, node: dict[str, Any]) -> dict[str, Any]:
@@ -221,6 +227,27 @@ class Rewriter:
             shell = type(cls.__name__, (), namespace)
             self._shells[cls] = shell
         return shell
+
+
+def patterns_only(node: Any) -> Any:
+    """*node* with only its string patterns rewritten (ECMA-262's meaning).
+
+    For a mapping's keys, which stay pydantic's otherwise (JSON keys are
+    strings that pydantic reads as the key type).
+    """
+    if isinstance(node, list):
+        return [patterns_only(item) for item in node]
+    if isinstance(node, tuple):
+        return tuple(patterns_only(item) for item in node)
+    if not isinstance(node, dict):
+        return node
+    out = {
+        key: value if key in _NOT_SCHEMAS else patterns_only(value)
+        for key, value in node.items()
+    }
+    if out.get("type") == "str" and out.get("pattern") is not None:
+        return pattern_node(out)
+    return out
 
 
 def prebuilt(node: Mapping[str, Any]) -> bool:
