@@ -20,6 +20,7 @@ import attrs
 
 from toolctx._types.nodes import Kind
 from toolctx._types.patterns import PatternError, pattern_text
+from toolctx._types.schema_values import json_default, set_order
 
 
 if TYPE_CHECKING:
@@ -103,6 +104,8 @@ def field_info(item: object) -> FieldText | None:
         return None
     description = getattr(item, "description", None)
     examples = getattr(item, "examples", None) or ()
+    if isinstance(examples, (set, frozenset)):  # one order in any process
+        examples = sorted(examples, key=lambda e: set_order(json_default(e)))
     return FieldText(
         description if isinstance(description, str) else None,
         tuple(examples),
