@@ -89,6 +89,25 @@ def _field_default(
     return value, factory if callable(factory) else None
 
 
+def _annotated_default(
+    hint: object,
+) -> tuple[object, Callable[[], object] | None] | None:
+    """``(default, factory)`` of ``Annotated[T, Field(default=...)]``.
+
+    The last pydantic ``FieldInfo`` in the hint's metadata that sets a
+    default or a default factory, as pydantic reads it; None when none
+    does.
+    """
+    if typing.get_origin(hint) is not typing.Annotated:
+        return None
+    found = None
+    for item in getattr(hint, "__metadata__", ()):
+        field = _field_default(item)
+        if field is not None and (field[0] is not MISSING or field[1]):
+            found = field
+    return found
+
+
 def _missing_annotation(owner: str, name: str, doc: str | None) -> str:
     """The message for a parameter without a type annotation."""
     from toolctx._docstrings import documented_type
@@ -151,11 +170,16 @@ def read_parameters(
             continue
         default = MISSING if p.default is p.empty else p.default
         field = _field_default(default)
+        annotation = hint
+        if field is not None:
+            annotation = typing.Annotated[hint, default]
+        elif default is MISSING:  # the function's own default wins
+            field = _annotated_default(hint)
         if field is not None:
             params.append(
                 Param(
                     p.name,
-                    typing.Annotated[hint, default],
+                    annotation,
                     field[0],
                     docs.get(p.name),
                     field[1],
