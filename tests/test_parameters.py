@@ -205,6 +205,7 @@ def scale(
         value: The value.
         factor: How much.
         tags: Labels.
+        offset: Ignored: the ``Field`` description wins.
     """
     tags.append("seen")
     return [value * factor + offset, tags]

@@ -108,6 +108,27 @@ def _annotated_default(
     return found
 
 
+def _field_param(
+    name: str, hint: object, default: object, description: str | None
+) -> Param | None:
+    """The parameter a pydantic ``Field`` default makes, else None.
+
+    ``= Field(...)`` or, with no default of the function's own,
+    ``Annotated[T, Field(default=...)]``: the validator fills the
+    default (or calls the factory) when the argument is absent.
+    """
+    field = _field_default(default)
+    annotation = hint
+    if field is not None:
+        annotation = typing.Annotated[hint, default]
+    elif default is MISSING:  # the function's own default wins
+        field = _annotated_default(hint)
+    if field is None:
+        return None
+    value, factory = field
+    return Param(name, annotation, value, description, factory, fill=True)
+
+
 def _missing_annotation(owner: str, name: str, doc: str | None) -> str:
     """The message for a parameter without a type annotation."""
     from toolctx._docstrings import documented_type
@@ -169,23 +190,9 @@ def read_parameters(
             ctx_params.append(p.name)
             continue
         default = MISSING if p.default is p.empty else p.default
-        field = _field_default(default)
-        annotation = hint
-        if field is not None:
-            annotation = typing.Annotated[hint, default]
-        elif default is MISSING:  # the function's own default wins
-            field = _annotated_default(hint)
-        if field is not None:
-            params.append(
-                Param(
-                    p.name,
-                    annotation,
-                    field[0],
-                    docs.get(p.name),
-                    field[1],
-                    fill=True,
-                )
-            )
+        param = _field_param(p.name, hint, default, docs.get(p.name))
+        if param is not None:
+            params.append(param)
             continue
         written = _as_written(fn, p.name, hint) if default is None else hint
         if default is None and not admits_none(written):
