@@ -11,6 +11,7 @@ the compact JSON text pydantic-core reads.
 
 from __future__ import annotations
 
+import functools
 import json
 import json.encoder
 
@@ -292,9 +293,11 @@ def options_node(
     """
     values = [getattr(option, "value", option) for option in options]
     if not all(is_scalar(value) for value in values) or all(
-        isinstance(value, str) or value is None for value in values
+        isinstance(value, str) for value in values
     ):
         return node  # pydantic's own matching is JSON's here
+    # (not with None among strings: pydantic-core 2.46 takes any string
+    # for the None member of an enum that also has "")
     table: dict[tuple[str | None, object], Any] = {}
     for value, option in zip(values, options, strict=True):
         table.setdefault((json_kind(value), value), option)
@@ -339,3 +342,71 @@ def _options_text(options: list[Any]) -> str:
 def is_scalar(value: object) -> bool:
     """Whether *value* is None, a string or a number (a bool too)."""
     return value is None or isinstance(value, (str, int, float))
+
+
+# -- field names where only aliases are keys ----------------------------------
+
+
+def _alias_keys(alias: object) -> set[str]:
+    """The top-level JSON keys a ``validation_alias`` takes."""
+    if isinstance(alias, str):
+        return {alias}
+    if not isinstance(alias, list):
+        return set()
+    paths = alias if alias and isinstance(alias[0], list) else [alias]
+    return {path[0] for path in paths if path and isinstance(path[0], str)}
+
+
+def _fields(node: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``(name, field)`` of a model-fields, typed-dict, dataclass-args node."""
+    fields = node.get("fields")
+    if isinstance(fields, dict):
+        return [(str(name), field) for name, field in fields.items()]
+    if isinstance(fields, list):
+        return [(str(field.get("name")), field) for field in fields]
+    return []
+
+
+@functools.cache
+def reports_field_names() -> bool:
+    """Whether pydantic-core refuses a field's name where its alias is due.
+
+    pydantic-core 2.41 to 2.46 (pydantic 2.12, 2.13) drop such a key
+    silently instead of reporting ``extra_forbidden``; later ones report
+    it, as toolctx's rules say (an unknown key is refused).
+    """
+    field = core_schema.model_field(
+        core_schema.str_schema(), validation_alias="alias"
+    )
+    validator = pydantic_core.SchemaValidator(
+        core_schema.model_fields_schema(
+            {"name": field}, extra_behavior="forbid"
+        )
+    )
+    try:
+        validator.validate_json('{"name": ""}', strict=True)
+    except pydantic_core.ValidationError as exc:
+        return any(e["type"] == "extra_forbidden" for e in exc.errors())
+    return True
+
+
+def refused_names(
+    node: dict[str, Any], config: dict[str, Any] | None
+) -> set[str]:
+    """The names of *node*'s aliased fields, where only aliases are keys.
+
+    Empty where the class takes names too (``validate_by_name``,
+    ``populate_by_name``), and names another field's alias takes.
+    """
+    config = config or {}
+    by_name = config.get("validate_by_name", config.get("populate_by_name"))
+    if by_name or not config.get("validate_by_alias", True):
+        return set()
+    taken: set[str] = set()
+    names: set[str] = set()
+    for name, field in _fields(node):
+        keys = _alias_keys(field.get("validation_alias"))
+        taken |= keys or {name}
+        if keys and name not in keys:
+            names.add(name)
+    return names - taken

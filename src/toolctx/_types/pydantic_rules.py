@@ -27,6 +27,8 @@ from toolctx._types.pydantic_nodes import (
     options_node,
     pattern_node,
     plain_node,
+    refused_names,
+    reports_field_names,
 )
 
 
@@ -74,7 +76,9 @@ class Rewriter:
     - ``str`` with a ``pattern``: the pattern means what the schema says
       (ECMA-262), also for a mapping's keys.
     - model fields, TypedDicts, dataclasses: unknown keys are refused
-      unless the class allows extras (``extra="allow"``).
+      unless the class allows extras (``extra="allow"``). Where
+      pydantic-core drops an aliased field's name silently (2.12, 2.13),
+      :attr:`names` holds such names for the plan to refuse.
     - ``model`` and pydantic ``dataclass``: validated by the rewritten
       schema itself. pydantic-core would use the class's own prebuilt
       validator for such a node, which knows none of the above; so the
@@ -85,6 +89,10 @@ class Rewriter:
     """
 
     def __init__(self) -> None:
+        self.names: set[str] = set()
+        """Field names the validator drops silently where it should
+        refuse them (:func:`~toolctx._types.pydantic_nodes.refused_names`):
+        the plan refuses them itself."""
         self._shells: dict[type, type] = {}
         self._config: Any = None
         self._definitions: list[Any] = []
@@ -119,8 +127,12 @@ class Rewriter:
             # JSON keys: pydantic's, but for the meaning of a pattern
             out["keys_schema"] = patterns_only(node["keys_schema"])
         if kind in _FIELDS_KINDS:
-            if out.get("extra_behavior", extra) != "allow":
-                out["extra_behavior"] = "forbid"
+            if out.get("extra_behavior", extra) == "allow":
+                return out
+            out["extra_behavior"] = "forbid"
+            if not reports_field_names():
+                fields_config = config if isinstance(config, dict) else outer
+                self.names |= refused_names(out, fields_config)
             return out
         return self._special(kind, out)
 
