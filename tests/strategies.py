@@ -292,9 +292,9 @@ TYPES: st.SearchStrategy[Any] = st.recursive(LEAF_TYPES, _extend, max_leaves=5)
 # -- constrained types -------------------------------------------------------
 
 PATTERNS = ("^[ab]", "[01]$", "^[a-c0-9]+$", "b")
-"""The ``pattern`` constraints drawn: simple, and read the same by
-Python's ``re`` (toolctx, jsonschema) and by pydantic's regex engine,
-for strings without line breaks."""
+"""The ``pattern`` constraints drawn: simple, and read the same as
+ECMA-262 (toolctx) and by Python's ``re`` (jsonschema), for strings
+without line breaks."""
 PATTERN_ALPHABET = "abc01x"
 """The characters of strings drawn for a ``pattern``: each pattern
 matches many of them, and misses many."""
