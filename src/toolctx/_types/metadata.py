@@ -223,6 +223,14 @@ def _constraints(
 ) -> dict[str, object]:
     """JSON Schema keywords for annotated-types/pydantic *items*."""
     out: dict[str, object] = {}
+    for group in items:  # a group's own pattern: pydantic 2.7 drops flags
+        pattern = getattr(group, "pattern", None)
+        if pattern is not None and is_constraint(group):
+            try:
+                pattern_text(pattern)
+            except PatternError as exc:
+                reason = f"cannot be enforced ({exc})"
+                raise refuse(node.tp, group, reason) from None
     for item in flatten_metadata(items):
         try:
             pairs = constraint_keywords(item)
