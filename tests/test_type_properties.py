@@ -31,7 +31,7 @@ What the generators leave out, each a difference the docs state
   ``Decimal`` (pydantic's own rules);
 - line breaks and non-ASCII digits in strings checked against a
   ``pattern``: toolctx reads the pattern as ECMA-262 (``$`` is the end of
-  the text, ``\\d`` is ASCII), ``jsonschema`` with Python's ``re``
+  the text, digits are ASCII), ``jsonschema`` with Python's ``re``
   (test_patterns.py compares toolctx with an ECMA-262 engine).
 """
 
