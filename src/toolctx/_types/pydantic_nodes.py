@@ -371,9 +371,9 @@ def _fields(node: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 def reports_field_names() -> bool:
     """Whether pydantic-core refuses a field's name where its alias is due.
 
-    pydantic-core 2.41 to 2.46 (pydantic 2.12, 2.13) drop such a key
-    silently instead of reporting ``extra_forbidden``; later ones report
-    it, as toolctx's rules say (an unknown key is refused).
+    pydantic-core 2.46 (pydantic 2.13) drops such a key silently instead
+    of reporting ``extra_forbidden``; earlier and later ones report it,
+    as toolctx's rules say (an unknown key is refused).
     """
     field = core_schema.model_field(
         core_schema.str_schema(), validation_alias="alias"
