@@ -259,6 +259,29 @@ class TestAnnotatedFieldDefaults:
         results = [*asyncio.run(run()), *dispatcher.dispatch_all(calls)]
         assert [r.output for r in results] == [[8.0, ["seen"]]] * 5
 
+    def test_a_field_without_a_default_keeps_the_annotated_one(self) -> None:
+        """``Annotated[int, Field(default=2)] = Field(ge=0)`` defaults to 2."""
+
+        def count(n: int = Field(ge=0)) -> int:
+            """Count."""
+            return n
+
+        count.__annotations__ = {
+            "n": Annotated[int, Field(default=2)],
+            "return": int,
+        }
+        counted = tool(count)
+        schema = counted.definition().parameters
+        assert schema["properties"]["n"] == {
+            "type": "integer",
+            "minimum": 0,
+            "default": 2,
+        }
+        result = Dispatcher(Registry([counted])).dispatch(
+            ToolCall("count", "{}", "c1")
+        )
+        assert result.output == 2
+
     def test_the_constraint_still_holds(self) -> None:
         """A given value still meets ``ge=0``."""
         dispatcher = Dispatcher(Registry([scale]))

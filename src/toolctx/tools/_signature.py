@@ -121,8 +121,9 @@ def _field_param(
     annotation = hint
     if field is not None:
         annotation = typing.Annotated[hint, default]
-    elif default is MISSING:  # the function's own default wins
-        field = _annotated_default(hint)
+    if default is MISSING or field == (MISSING, None):
+        # the function's own default wins; pydantic merges the Fields
+        field = _annotated_default(hint) or field
     if field is None:
         return None
     value, factory = field
