@@ -292,9 +292,9 @@ TYPES: st.SearchStrategy[Any] = st.recursive(LEAF_TYPES, _extend, max_leaves=5)
 # -- constrained types -------------------------------------------------------
 
 PATTERNS = ("^[ab]", "[01]$", "^[a-c0-9]+$", "b")
-"""The ``pattern`` constraints drawn: simple, and read the same by
-Python's ``re`` (toolctx, jsonschema) and by pydantic's regex engine,
-for strings without line breaks."""
+"""The ``pattern`` constraints drawn: simple, and read the same as
+ECMA-262 (toolctx) and by Python's ``re`` (jsonschema), for strings
+without line breaks."""
 PATTERN_ALPHABET = "abc01x"
 """The characters of strings drawn for a ``pattern``: each pattern
 matches many of them, and misses many."""
@@ -1869,3 +1869,91 @@ def render_path(path: JsonPath) -> str:
         else:
             out += f"[{json.dumps(part, ensure_ascii=False)}]"
     return out
+
+
+# -- ECMA-262 patterns ---------------------------------------------------------
+
+_ECMA_ATOMS = (
+    "a",
+    "b",
+    "1",
+    "\u00e9",
+    "\\n",
+    "\\r",
+    ".",
+    "\\d",
+    "\\D",
+    "\\w",
+    "\\W",
+    "\\s",
+    "\\S",
+    "[a-c]",
+    "[^a]",
+    "[\\d_]",
+    "[^\\s\\d]",
+    "[\\S]",
+    "[\\W1]",
+    "[]",
+    "[^]",
+    "[\\u2028-\\u2029]",
+    "\\u00e9",
+    "\\x61",
+    "\\u{1F600}",
+    "\\uD83D\\uDE00",
+    "\\.",
+    "\\$",
+    "[.$^]",
+    "[-a]",
+    "\\cJ",
+    "\\0",
+    "\\t",
+)
+"""Atoms of the patterns drawn: literals, escapes and classes whose
+meaning differs between ECMA-262 and Python's ``re``, and some that
+agree."""
+_ECMA_ASSERTIONS = ("^", "$", "\\b", "\\B")
+_ECMA_QUANTIFIERS = ("", "", "*", "+", "?", "{2}", "{0,2}", "{1,}", "*?", "+?")
+ECMA_TEXT_ALPHABET = (
+    "ab1_A\u00e9\u0661 \n\r\t\u2028\u2029\u00a0\ufeff\u0085\u180e"
+    "\U0001f600.$-\x00"
+)
+"""The characters of strings matched against drawn patterns: ASCII and
+other digits and letters, every kind of line break and space (ECMA-262's
+and Python's), an astral character."""
+
+
+@st.composite
+def _ecma_term(draw: st.DrawFn, inner: st.SearchStrategy[str]) -> str:
+    """An atom and a quantifier, a group, a lookaround or an assertion."""
+    kind = draw(
+        st.sampled_from(["atom", "atom", "group", "look", "behind", "assert"])
+    )
+    if kind == "assert":
+        return draw(st.sampled_from(_ECMA_ASSERTIONS))
+    if kind == "look":
+        opener = draw(st.sampled_from(["(?=", "(?!"]))
+        return f"{opener}{draw(inner)})"
+    if kind == "behind":  # Python's re needs a fixed width: one atom
+        opener = draw(st.sampled_from(["(?<=", "(?<!"]))
+        return f"{opener}{draw(st.sampled_from(_ECMA_ATOMS))})"
+    if kind == "group":
+        opener = draw(st.sampled_from(["(", "(?:", "(?<g>"]))
+        atom = f"{opener}{draw(inner)})"
+    else:
+        atom = draw(st.sampled_from(_ECMA_ATOMS))
+    return atom + draw(st.sampled_from(_ECMA_QUANTIFIERS))
+
+
+def _ecma_disjunction(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """One to three alternatives of up to three terms each."""
+    alternative = st.lists(_ecma_term(inner), max_size=3).map("".join)
+    return st.lists(alternative, min_size=1, max_size=3).map("|".join)
+
+
+ECMA_PATTERNS: st.SearchStrategy[str] = st.recursive(
+    _ecma_disjunction(st.just("")),
+    _ecma_disjunction,
+    max_leaves=4,
+).filter(lambda pattern: pattern.count("(?<g>") <= 1)
+"""ECMA-262 patterns (``u`` flag) from a small grammar: literals,
+escapes, classes, assertions, groups, lookarounds, quantifiers."""

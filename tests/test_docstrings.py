@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import attrs
+import pydantic
 import pytest
+
+from typing_extensions import TypedDict
 
 from toolctx import tool
 from toolctx._docstrings import ParsedDocstring, parse_docstring
@@ -601,3 +606,155 @@ class TestUnindentedBodies:
         assert parse_docstring(fn.__doc__).summary == (
             "Evaluate an expression.\n\n    1 + 2 * 3"
         )
+
+
+# -- field texts of classes ----------------------------------------------------
+
+
+@dataclasses.dataclass
+class ArgsDataclass:
+    """A room booking.
+
+    Args:
+        room: The room's name.
+        seats: How many seats.
+    """
+
+    room: str
+    seats: int = 1
+
+
+@dataclasses.dataclass
+class AttributesDataclass:
+    """A room booking.
+
+    Attributes:
+        room: The room's name.
+        seats: How many seats.
+    """
+
+    room: str
+    seats: int = 1
+
+
+@attrs.define
+class ArgsAttrs:
+    """A room booking (a private field, documented by its alias).
+
+    Args:
+        room: The room's name.
+        seats: How many seats.
+    """
+
+    room: str
+    _seats: int = 1
+
+
+@attrs.define
+class AttributesAttrs:
+    """A room booking.
+
+    Attributes:
+        room: The room's name.
+        seats: How many seats.
+    """
+
+    room: str
+    seats: int = 1
+
+
+class ArgsTypedDict(TypedDict):
+    """A room booking.
+
+    Args:
+        room: The room's name.
+        seats: How many seats.
+    """
+
+    room: str
+    seats: int
+
+
+class AttributesTypedDict(TypedDict):
+    """A room booking.
+
+    Attributes:
+        room: The room's name.
+        seats: How many seats.
+    """
+
+    room: str
+    seats: int
+
+
+class ArgsModel(pydantic.BaseModel):
+    """A room booking.
+
+    Args:
+        room: The room's name.
+        seats: How many seats.
+    """
+
+    room: str
+    seats: int = 1
+
+
+class AttributesModel(pydantic.BaseModel):
+    """A room booking.
+
+    Attributes:
+        room: The room's name.
+        seats: How many seats.
+    """
+
+    room: str
+    seats: int = 1
+
+
+@dataclasses.dataclass
+class BothSections:
+    """A room booking.
+
+    Args:
+        room: Overridden.
+        seats: How many seats.
+
+    Attributes:
+        room: The room's name.
+    """
+
+    room: str
+    seats: int = 1
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [
+        ArgsDataclass,
+        AttributesDataclass,
+        ArgsAttrs,
+        AttributesAttrs,
+        ArgsTypedDict,
+        AttributesTypedDict,
+        ArgsModel,
+        AttributesModel,
+        BothSections,
+    ],
+)
+def test_class_sections_describe_fields(cls: type) -> None:
+    """``Args:`` and ``Attributes:`` of a class describe its fields.
+
+    CONTRACT §7: dataclasses, attrs classes, TypedDicts and pydantic
+    models; where both sections name a field, ``Attributes:`` wins.
+    """
+
+    def book(booking: str) -> None:
+        """Book a room."""
+
+    book.__annotations__ = {"booking": cls, "return": None}
+    schema = tool(book).definition().parameters
+    definition = schema["$defs"][cls.__name__]
+    properties = definition["properties"]
+    assert properties["room"]["description"] == "The room's name."
+    assert properties["seats"]["description"] == "How many seats."
+    assert definition["description"].startswith("A room booking")

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
+from typing import Annotated
+
 import pytest
+
+from pydantic import Field
 
 from toolctx import (
     Dispatcher,
@@ -10,6 +16,7 @@ from toolctx import (
     Registry,
     SchemaError,
     ToolCall,
+    ToolResult,
     tool,
 )
 
@@ -183,3 +190,102 @@ class TestFieldDefaults:
         assert "n: expected an integer >= 0, got -1" in result.error
         schema = self._registry()["repeat"].definition().parameters
         assert schema["properties"]["n"]["description"] == "How often."
+
+
+@tool
+def scale(
+    value: float,
+    factor: Annotated[float, Field(default=5.0, ge=0)],
+    tags: Annotated[list[str], Field(default_factory=list)],
+    offset: Annotated[int, Field(default=1, description="Added.")] = 3,
+) -> list[object]:
+    """Scale a value.
+
+    Args:
+        value: The value.
+        factor: How much.
+        tags: Labels.
+        offset: Ignored: the ``Field`` description wins.
+    """
+    tags.append("seen")
+    return [value * factor + offset, tags]
+
+
+class TestAnnotatedFieldDefaults:
+    """``Annotated[T, Field(default=...)]`` is optional, as in pydantic."""
+
+    def test_the_schema_shows_the_default(self) -> None:
+        """Not required; ``default`` shown as for ``= 5.0``; bounds kept."""
+        schema = scale.definition().parameters
+        assert schema["required"] == ["value"]
+        assert schema["properties"]["factor"] == {
+            "type": "number",
+            "minimum": 0,
+            "description": "How much.",
+            "default": 5.0,
+        }
+        assert schema["properties"]["tags"] == {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Labels.",
+        }
+
+    def test_the_functions_own_default_wins(self) -> None:
+        """``Annotated[int, Field(default=1)] = 3`` defaults to 3 (pydantic)."""
+        schema = scale.definition().parameters
+        assert schema["properties"]["offset"]["default"] == 3
+        assert schema["properties"]["offset"]["description"] == "Added."
+
+    @pytest.mark.parametrize("path", ["fast", "intercepted"])
+    def test_dispatch_without_the_arguments(self, path: str) -> None:
+        """The tool gets 5.0, a fresh list per call, and 3."""
+        from doubles import PassThrough
+
+        interceptors = [PassThrough()] if path == "intercepted" else []
+        dispatcher = Dispatcher(Registry([scale]), interceptors=interceptors)
+        call = ToolCall("scale", '{"value": 2}', "c1")
+        assert dispatcher.dispatch(call).output == [13.0, ["seen"]]
+        assert dispatcher.dispatch(call).output == [13.0, ["seen"]]
+
+    def test_every_dispatch_path_fills_them(self) -> None:
+        """``adispatch`` and both batches fill the defaults too."""
+        dispatcher = Dispatcher(Registry([scale]))
+        calls = [ToolCall("scale", '{"value": 1}', f"c{i}") for i in (1, 2)]
+
+        async def run() -> list[ToolResult]:
+            one = await dispatcher.adispatch(calls[0])
+            return [one, *await dispatcher.adispatch_all(calls)]
+
+        results = [*asyncio.run(run()), *dispatcher.dispatch_all(calls)]
+        assert [r.output for r in results] == [[8.0, ["seen"]]] * 5
+
+    def test_a_field_without_a_default_keeps_the_annotated_one(self) -> None:
+        """``Annotated[int, Field(default=2)] = Field(ge=0)`` defaults to 2."""
+
+        def count(n: int = Field(ge=0)) -> int:
+            """Count."""
+            return n
+
+        count.__annotations__ = {
+            "n": Annotated[int, Field(default=2)],
+            "return": int,
+        }
+        counted = tool(count)
+        schema = counted.definition().parameters
+        assert schema["properties"]["n"] == {
+            "type": "integer",
+            "minimum": 0,
+            "default": 2,
+        }
+        result = Dispatcher(Registry([counted])).dispatch(
+            ToolCall("count", "{}", "c1")
+        )
+        assert result.output == 2
+
+    def test_the_constraint_still_holds(self) -> None:
+        """A given value still meets ``ge=0``."""
+        dispatcher = Dispatcher(Registry([scale]))
+        result = dispatcher.dispatch(
+            ToolCall("scale", '{"value": 1, "factor": -1}', "c1")
+        )
+        assert "factor: expected a number >= 0, got -1" in (result.error or "")

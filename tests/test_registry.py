@@ -314,6 +314,76 @@ class TestFingerprint:
         ]
         assert len(fingerprint) == 64
 
+    def test_sets_in_schema_values_across_hash_seeds(
+        self, tmp_path: Path
+    ) -> None:
+        """Sets in defaults, examples and consts: one fingerprint per seed.
+
+        pydantic writes a set in ``examples`` or a default in the order
+        the set iterates, which ``PYTHONHASHSEED`` decides; the schema
+        puts such arrays in one order.
+        """
+        script = tmp_path / "sets.py"
+        script.write_text(
+            textwrap.dedent(
+                '''
+                import json
+                from typing import Annotated
+                import pydantic
+                from pydantic import Field
+                from toolctx import Registry, tool
+
+                WORDS = {"red", "green", "blue", "cyan", "teal", "plum"}
+
+                class Tags(pydantic.BaseModel):
+                    tags: set[str] = Field(
+                        default=frozenset(WORDS), examples=[set(WORDS)]
+                    )
+                    nested: dict[str, frozenset[str]] = Field(
+                        default_factory=lambda: {"k": frozenset(WORDS)},
+                        examples=[{"k": frozenset(WORDS)}],
+                    )
+                    either: set[str] | None = Field(
+                        default=None, examples=[set(WORDS)]
+                    )
+
+                registry = Registry()
+
+                @registry.tool
+                def label(
+                    tags: Tags,
+                    more: Annotated[str, Field(examples=set(WORDS))] = "red",
+                    kept: Tags = Tags(tags=set(WORDS)),
+                    words: frozenset[str] = frozenset(WORDS),
+                ) -> Tags:
+                    """Label a thing."""
+                    return tags
+
+                print(json.dumps([d.to_dict() for d in registry.definitions()]))
+                print(registry.fingerprint())
+                '''
+            )
+        )
+        outputs = set()
+        for seed in ["0", "1", "2", "3", "42"]:
+            env = {**os.environ, "PYTHONHASHSEED": seed}
+            proc = subprocess.run(
+                [sys.executable, str(script)],
+                capture_output=True,
+                env=env,
+                check=True,
+            )
+            outputs.add(proc.stdout)
+        assert len(outputs) == 1
+        [definition] = json.loads(outputs.pop().decode().splitlines()[0])
+        words = sorted(["red", "green", "blue", "cyan", "teal", "plum"])
+        tags = definition["parameters"]["$defs"]["Tags"]["properties"]
+        assert tags["tags"]["examples"] == [words]
+        assert tags["nested"]["examples"] == [{"k": words}]
+        assert definition["parameters"]["properties"]["more"]["examples"] == (
+            words
+        )
+
 
 def test_unknown_tool_error_is_bounded() -> None:
     """A long list of tools and a long asked-for name stay short."""

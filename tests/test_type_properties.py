@@ -29,9 +29,10 @@ What the generators leave out, each a difference the docs state
   small);
 - inside a model, float steps (pydantic allows a tolerance) and
   ``Decimal`` (pydantic's own rules);
-- line breaks in strings checked against a ``pattern``: inside a model,
-  pydantic's regex engine does not let ``$`` match before a final line
-  break, where Python's ``re`` (toolctx, jsonschema) does.
+- line breaks and non-ASCII digits in strings checked against a
+  ``pattern``: toolctx reads the pattern as ECMA-262 (``$`` is the end of
+  the text, digits are ASCII), ``jsonschema`` with Python's ``re``
+  (test_patterns.py compares toolctx with an ECMA-262 engine).
 """
 
 from __future__ import annotations

@@ -92,7 +92,8 @@ def fields_info(analysis: FieldAnalysis, cls: Any) -> ClassInfo:
             raise analysis.error(cls, f"field {name!r} has no annotation")
         text = metadata.get("description")
         if not isinstance(text, str) or not text:
-            text = doc.attributes.get(name)
+            # an attrs field's ``Args:`` entry names its __init__ alias
+            text = doc.attributes.get(name) or doc.attributes.get(key)
         node = analysis.field_node(cls, name, hints[name])
         if node.description is None:
             node = node.described(text)

@@ -38,19 +38,20 @@ def enum_values(cls: type[enum.Enum]) -> tuple[object, ...]:
 def class_doc(cls: type) -> ParsedDocstring:
     """What *cls*'s docstrings say: its own docstring and field texts.
 
-    Field texts come from the docstring's ``Attributes``/``Args`` section
-    and, for fields it does not describe, from attribute docstrings (a
+    Field texts (:attr:`~toolctx._docstrings.ParsedDocstring.attributes`)
+    come from the docstring's ``Attributes`` section (Google, NumPy,
+    reST ``:ivar:``), then its ``Args``/``Parameters`` section (the
+    ``__init__`` arguments a dataclass or attrs class takes: its fields)
+    and, for fields neither describes, from attribute docstrings (a
     string right below the field in the class body).
     """
     doc = _own_doc(cls)
-    extra = {
-        name: text
-        for name, text in attribute_docstrings(cls).items()
-        if name not in doc.attributes
-    }
-    if not extra:
+    texts = {**doc.params, **doc.attributes}
+    for name, text in attribute_docstrings(cls).items():
+        texts.setdefault(name, text)
+    if texts == doc.attributes:
         return doc
-    return attrs.evolve(doc, attributes={**doc.attributes, **extra})
+    return attrs.evolve(doc, attributes=texts)
 
 
 @functools.lru_cache(maxsize=512)

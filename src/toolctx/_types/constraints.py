@@ -3,9 +3,11 @@
 :func:`constrained` wraps a node's type check with the tests of its
 constraints (``node.constraints``, JSON Schema keywords), compiled once:
 bounds and ``multipleOf`` on the built number (exact, as decimals),
-lengths and ``pattern`` on the JSON value given. A constraint that
-cannot be enforced (a bound that is not a finite number, a bad regular
-expression) is a :class:`~toolctx.exceptions.SchemaError` at compile
+lengths and ``pattern`` on the JSON value given (an ECMA-262 regular
+expression, as JSON Schema says: :mod:`~toolctx._types.patterns`). A
+constraint that cannot be enforced (a bound that is not a finite
+number, a pattern that is not ECMA-262 or that ``re`` cannot run the
+same way) is a :class:`~toolctx.exceptions.SchemaError` at compile
 time.
 """
 
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import decimal
 import math
-import re
 
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -30,6 +31,7 @@ from toolctx._types.messages import (
     show_value,
 )
 from toolctx._types.nodes import Kind
+from toolctx._types.patterns import PatternError, compile_pattern, pattern_text
 from toolctx._types.problems import InvalidValueError
 
 
@@ -153,8 +155,8 @@ def _constraint(  # noqa: C901 - one branch per keyword family
         return count_problem
     if keyword == "pattern":
         try:
-            regex = re.compile(str(value))
-        except re.error as exc:
+            regex = compile_pattern(pattern_text(value))
+        except PatternError as exc:
             raise _bad_constraint(
                 analysis, node, keyword, value, exc
             ) from None

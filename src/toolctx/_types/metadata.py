@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from toolctx._types.nodes import Kind
+from toolctx._types.patterns import PatternError, pattern_text
+from toolctx._types.schema_values import json_default, set_order
 
 
 if TYPE_CHECKING:
@@ -102,6 +104,8 @@ def field_info(item: object) -> FieldText | None:
         return None
     description = getattr(item, "description", None)
     examples = getattr(item, "examples", None) or ()
+    if isinstance(examples, (set, frozenset)):  # one order in any process
+        examples = sorted(examples, key=lambda e: set_order(json_default(e)))
     return FieldText(
         description if isinstance(description, str) else None,
         tuple(examples),
@@ -151,7 +155,11 @@ def constraint_keywords(item: object) -> list[tuple[str, object]]:
             found.append((keyword, value))
     pattern = getattr(item, "pattern", None)
     if pattern is not None:
-        found.append(("pattern", getattr(pattern, "pattern", pattern)))
+        try:
+            found.append(("pattern", pattern_text(pattern)))
+        except PatternError as exc:
+            msg = f"cannot be enforced ({exc})"
+            raise _UnenforceableError(msg) from None
     transforms = [
         name
         for name in _TRANSFORMS
@@ -215,6 +223,14 @@ def _constraints(
 ) -> dict[str, object]:
     """JSON Schema keywords for annotated-types/pydantic *items*."""
     out: dict[str, object] = {}
+    for group in items:  # a group's own pattern: pydantic 2.7 drops flags
+        pattern = getattr(group, "pattern", None)
+        if pattern is not None and is_constraint(group):
+            try:
+                pattern_text(pattern)
+            except PatternError as exc:
+                reason = f"cannot be enforced ({exc})"
+                raise refuse(node.tp, group, reason) from None
     for item in flatten_metadata(items):
         try:
             pairs = constraint_keywords(item)

@@ -11,6 +11,7 @@ the compact JSON text pydantic-core reads.
 
 from __future__ import annotations
 
+import functools
 import json
 import json.encoder
 
@@ -21,6 +22,8 @@ import pydantic_core
 from pydantic_core import core_schema
 
 from toolctx._types.jsonvalues import json_key, json_kind
+from toolctx._types.patterns import PatternError, compile_pattern, pattern_text
+from toolctx._types.pydantic_check import UnsupportedModelError
 
 
 if TYPE_CHECKING:
@@ -175,6 +178,65 @@ def integer_node(node: dict[str, Any]) -> dict[str, Any]:
     return replaced
 
 
+def pattern_node(node: dict[str, Any]) -> dict[str, Any]:
+    r"""A string whose ``pattern`` is run as ECMA-262 (the schema's meaning).
+
+    pydantic-core runs a pattern with Rust's ``regex`` (Unicode ``\d``,
+    ``\w`` and ``\s``, ``.`` matching ``\r``) or Python's ``re``
+    (``$`` before a final line break). The node keeps its other checks
+    (strictness, stripping, lengths) and then meets
+    :func:`~toolctx._types.patterns.compile_pattern`'s expression, as
+    pydantic orders them; ``to_lower``/``to_upper`` come after, as in
+    pydantic.
+
+    Raises:
+        UnsupportedModelError: The pattern is not ECMA-262, or toolctx
+            cannot run it so.
+    """
+    given = node.pop("pattern")
+    try:
+        text = pattern_text(given)
+        regex = compile_pattern(text)
+    except PatternError as exc:
+        shown = getattr(given, "pattern", given)
+        msg = f"the pattern {shown!r} cannot be enforced ({exc})"
+        raise UnsupportedModelError(msg) from None
+    node.pop("regex_engine", None)
+    ref = node.pop("ref", None)
+    cases = {key: node.pop(key, None) for key in ("to_lower", "to_upper")}
+    context = {"pattern": text}
+
+    def match(value: str) -> str:
+        if regex.search(value) is None:
+            raise pydantic_core.PydanticKnownError(
+                "string_pattern_mismatch", context
+            )
+        return value
+
+    replaced = cast(
+        "dict[str, Any]",
+        core_schema.no_info_after_validator_function(
+            match, cast("core_schema.CoreSchema", node)
+        ),
+    )
+    if any(cases.values()):
+        replaced = cast(
+            "dict[str, Any]",
+            core_schema.chain_schema(
+                [
+                    cast("core_schema.CoreSchema", replaced),
+                    core_schema.str_schema(
+                        to_lower=bool(cases["to_lower"]),
+                        to_upper=bool(cases["to_upper"]),
+                    ),
+                ]
+            ),
+        )
+    if ref is not None:
+        replaced["ref"] = ref
+    return replaced
+
+
 def _integral(value: float) -> int:
     """An integral float as the integer; any other float is refused."""
     if value.is_integer():
@@ -231,9 +293,11 @@ def options_node(
     """
     values = [getattr(option, "value", option) for option in options]
     if not all(is_scalar(value) for value in values) or all(
-        isinstance(value, str) or value is None for value in values
+        isinstance(value, str) for value in values
     ):
         return node  # pydantic's own matching is JSON's here
+    # (not with None among strings: pydantic-core 2.46 takes any string
+    # for the None member of an enum that also has "")
     table: dict[tuple[str | None, object], Any] = {}
     for value, option in zip(values, options, strict=True):
         table.setdefault((json_kind(value), value), option)
@@ -278,3 +342,71 @@ def _options_text(options: list[Any]) -> str:
 def is_scalar(value: object) -> bool:
     """Whether *value* is None, a string or a number (a bool too)."""
     return value is None or isinstance(value, (str, int, float))
+
+
+# -- field names where only aliases are keys ----------------------------------
+
+
+def _alias_keys(alias: object) -> set[str]:
+    """The top-level JSON keys a ``validation_alias`` takes."""
+    if isinstance(alias, str):
+        return {alias}
+    if not isinstance(alias, list):
+        return set()
+    paths = alias if alias and isinstance(alias[0], list) else [alias]
+    return {path[0] for path in paths if path and isinstance(path[0], str)}
+
+
+def _fields(node: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``(name, field)`` of a model-fields, typed-dict, dataclass-args node."""
+    fields = node.get("fields")
+    if isinstance(fields, dict):
+        return [(str(name), field) for name, field in fields.items()]
+    if isinstance(fields, list):
+        return [(str(field.get("name")), field) for field in fields]
+    return []
+
+
+@functools.cache
+def reports_field_names() -> bool:
+    """Whether pydantic-core refuses a field's name where its alias is due.
+
+    pydantic-core 2.46 (pydantic 2.13) drops such a key silently instead
+    of reporting ``extra_forbidden``; earlier and later ones report it,
+    as toolctx's rules say (an unknown key is refused).
+    """
+    field = core_schema.model_field(
+        core_schema.str_schema(), validation_alias="alias"
+    )
+    validator = pydantic_core.SchemaValidator(
+        core_schema.model_fields_schema(
+            {"name": field}, extra_behavior="forbid"
+        )
+    )
+    try:
+        validator.validate_json('{"name": ""}', strict=True)
+    except pydantic_core.ValidationError as exc:
+        return any(e["type"] == "extra_forbidden" for e in exc.errors())
+    return True
+
+
+def refused_names(
+    node: dict[str, Any], config: dict[str, Any] | None
+) -> set[str]:
+    """The names of *node*'s aliased fields, where only aliases are keys.
+
+    Empty where the class takes names too (``validate_by_name``,
+    ``populate_by_name``), and names another field's alias takes.
+    """
+    config = config or {}
+    by_name = config.get("validate_by_name", config.get("populate_by_name"))
+    if by_name or not config.get("validate_by_alias", True):
+        return set()
+    taken: set[str] = set()
+    names: set[str] = set()
+    for name, field in _fields(node):
+        keys = _alias_keys(field.get("validation_alias"))
+        taken |= keys or {name}
+        if keys and name not in keys:
+            names.add(name)
+    return names - taken

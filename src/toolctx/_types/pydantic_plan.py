@@ -59,9 +59,11 @@ class Plan:
         self.cls = cls
         self.source: Any = cls.__pydantic_core_schema__
         config = _model_config(self.source)
+        rewriter = Rewriter()
         self.validator = pydantic_core.SchemaValidator(
-            Rewriter().rewrite(self.source, "ignore"), config
+            rewriter.rewrite(self.source, "ignore"), config
         )
+        self.names = frozenset(rewriter.names)
         out_config = dict(config or {})
         if "ser_json_inf_nan" not in cls.model_config:
             out_config["ser_json_inf_nan"] = "constants"
@@ -84,9 +86,14 @@ class Plan:
         except (TypeError, ValueError, RecursionError):
             raise InvalidValueError([not_json_problem(data)]) from None
         try:
-            return self.validator.validate_json(text, strict=True)
+            value = self.validator.validate_json(text, strict=True)
         except pydantic_core.ValidationError as exc:
             raise InvalidValueError(self._problems(exc, data)) from None
+        if self.names:
+            found = self._named_keys(data, set())
+            if found:
+                raise InvalidValueError(merged_problems(found))
+        return value
 
     def schema(self, mode: Mode) -> tuple[JSONSchema, dict[str, JSONSchema]]:
         """``(schema, defs)`` of the model in *mode* (shared: copy it)."""
@@ -102,7 +109,66 @@ class Plan:
         found: list[Found] = []
         for error in exc.errors(include_url=False):
             found.extend(self._problem(error, data))
+        if self.names:
+            reported = {path for path, *_ in found}
+            for extra in self._named_keys(data, reported):
+                found.insert(_place(found, extra[0]), extra)
         return merged_problems(found)
+
+    def _named_keys(
+        self, data: object, reported: set[PathParts]
+    ) -> list[Found]:
+        """An aliased field's name given as a key, where only aliases are.
+
+        Some pydantic-core versions drop such a key silently; toolctx
+        refuses it as any unknown key (not again where already
+        *reported*). The JSON data is walked along the validation schema,
+        in its order: a key is unknown where no object schema at its
+        place names it.
+        """
+        schema, defs = self.schema("validation")
+        found: list[Found] = []
+        # a stack of objects to visit, and of an object's own problems to
+        # add once its children's are (pydantic reports unknown keys last)
+        pending: list[tuple[object, list[object], PathParts] | list[Found]]
+        pending = [(data, [schema], ())]
+        while pending:
+            task = pending.pop()
+            if isinstance(task, list):
+                found.extend(task)
+                continue
+            value, schemas, path = task
+            nodes = [n for s in schemas for n in resolved(s, defs)]
+            if isinstance(value, dict):
+                items: list[tuple[str | int, object]] = list(value.items())
+            elif isinstance(value, list):
+                items = list(enumerate(value))
+            else:
+                continue
+            own: list[Found] = []
+            inside: list[tuple[object, list[object], PathParts]] = []
+            for part, item in items:
+                where = (*path, part)
+                if self._unknown(part, nodes):
+                    if where not in reported:
+                        own.append(self._extra(where))
+                    continue
+                inner = [c for n in nodes for c in children(n, part)]
+                inside.append((item, inner, where))
+            pending.append(own)
+            pending.extend(reversed(inside))  # visited in data order
+        return found
+
+    def _unknown(self, part: str | int, nodes: list[JSONSchema]) -> bool:
+        """Whether the key *part* is one of :attr:`names` no node takes."""
+        if part not in self.names:
+            return False
+        objects = [n for n in nodes if isinstance(n.get("properties"), dict)]
+        return bool(objects) and all(
+            part not in n["properties"]
+            and n.get("additionalProperties") is False
+            for n in objects
+        )
 
     def _problem(
         self, error: pydantic_core.ErrorDetails, data: object
@@ -117,13 +183,16 @@ class Plan:
                 for index, first in ctx.get("duplicates", ())
             ]
         if kind in {"extra_forbidden", "unexpected_keyword_argument"}:
-            names = self._allowed(path[:-1])
-            if names is None:
-                return [(path, None, None, "unexpected property")]
-            allowed = ", ".join(names) if names else "none"
-            text = f"unexpected property (allowed: {allowed})"
-            return [(path, None, None, text)]
+            return [self._extra(path)]
         return [one_problem(error, kind, ctx, path)]
+
+    def _extra(self, path: PathParts) -> Found:
+        """The problem of the unexpected key at *path*."""
+        names = self._allowed(path[:-1])
+        if names is None:
+            return (path, None, None, "unexpected property")
+        allowed = ", ".join(names) if names else "none"
+        return (path, None, None, f"unexpected property (allowed: {allowed})")
 
     def _allowed(self, path: PathParts) -> list[str] | None:
         """The keys the object at *path* takes, when the schema says."""
@@ -143,6 +212,33 @@ class Plan:
             and node.get("additionalProperties") is False
         }
         return list(options.pop()) if len(options) == 1 else None
+
+
+def _place(found: list[Found], path: PathParts) -> int:
+    """Where pydantic would report the unknown key at *path*.
+
+    After the other problems of its object (pydantic reports unknown
+    keys last), else before the first problem of a later field of an
+    enclosing object, else last.
+    """
+    parent = path[:-1]
+    inside = [
+        index
+        for index, (other, *_) in enumerate(found)
+        if other[: len(parent)] == parent
+    ]
+    if inside:
+        return inside[-1] + 1
+    for depth in range(len(parent) - 1, -1, -1):
+        outer = parent[:depth]
+        for index, (other, *_) in enumerate(found):
+            if (
+                other[:depth] == outer
+                and len(other) > depth
+                and other[depth] != parent[depth]
+            ):
+                return index
+    return len(found)
 
 
 _plans: dict[type, Plan] = {}

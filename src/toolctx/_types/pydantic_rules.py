@@ -25,7 +25,10 @@ from toolctx._types.pydantic_nodes import (
     integer_node,
     keep_args,
     options_node,
+    pattern_node,
     plain_node,
+    refused_names,
+    reports_field_names,
 )
 
 
@@ -70,8 +73,12 @@ class Rewriter:
       (pydantic matches them as Python does).
     - ``set``/``frozenset``: repeated items are refused, not merged
       (the schema says ``uniqueItems``).
+    - ``str`` with a ``pattern``: the pattern means what the schema says
+      (ECMA-262), also for a mapping's keys.
     - model fields, TypedDicts, dataclasses: unknown keys are refused
-      unless the class allows extras (``extra="allow"``).
+      unless the class allows extras (``extra="allow"``). Where
+      pydantic-core drops an aliased field's name silently (2.12, 2.13),
+      :attr:`names` holds such names for the plan to refuse.
     - ``model`` and pydantic ``dataclass``: validated by the rewritten
       schema itself. pydantic-core would use the class's own prebuilt
       validator for such a node, which knows none of the above; so the
@@ -82,6 +89,10 @@ class Rewriter:
     """
 
     def __init__(self) -> None:
+        self.names: set[str] = set()
+        """Field names the validator drops silently where it should
+        refuse them (:func:`~toolctx._types.pydantic_nodes.refused_names`):
+        the plan refuses them itself."""
         self._shells: dict[type, type] = {}
         self._config: Any = None
         self._definitions: list[Any] = []
@@ -113,10 +124,15 @@ class Rewriter:
         if kind == "definitions":
             self._definitions.extend(out["definitions"])
         if kind == "dict" and "keys_schema" in node:
-            out["keys_schema"] = node["keys_schema"]  # JSON keys: pydantic's
+            # JSON keys: pydantic's, but for the meaning of a pattern
+            out["keys_schema"] = patterns_only(node["keys_schema"])
         if kind in _FIELDS_KINDS:
-            if out.get("extra_behavior", extra) != "allow":
-                out["extra_behavior"] = "forbid"
+            if out.get("extra_behavior", extra) == "allow":
+                return out
+            out["extra_behavior"] = "forbid"
+            if not reports_field_names():
+                fields_config = config if isinstance(config, dict) else outer
+                self.names |= refused_names(out, fields_config)
             return out
         return self._special(kind, out)
 
@@ -134,6 +150,8 @@ class Rewriter:
             return options_node(out, list(out.get("members", ())), out)
         if kind in {"set", "frozenset"}:
             return self._set(out)
+        if kind == "str" and out.get("pattern") is not None:
+            return pattern_node(out)
         return out
 
     def _set(self, node: dict[str, Any]) -> dict[str, Any]:
@@ -221,6 +239,27 @@ class Rewriter:
             shell = type(cls.__name__, (), namespace)
             self._shells[cls] = shell
         return shell
+
+
+def patterns_only(node: Any) -> Any:
+    """*node* with only its string patterns rewritten (ECMA-262's meaning).
+
+    For a mapping's keys, which stay pydantic's otherwise (JSON keys are
+    strings that pydantic reads as the key type).
+    """
+    if isinstance(node, list):
+        return [patterns_only(item) for item in node]
+    if isinstance(node, tuple):
+        return tuple(patterns_only(item) for item in node)
+    if not isinstance(node, dict):
+        return node
+    out = {
+        key: value if key in _NOT_SCHEMAS else patterns_only(value)
+        for key, value in node.items()
+    }
+    if out.get("type") == "str" and out.get("pattern") is not None:
+        return pattern_node(out)
+    return out
 
 
 def prebuilt(node: Mapping[str, Any]) -> bool:

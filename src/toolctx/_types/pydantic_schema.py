@@ -24,7 +24,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from toolctx._text import message_of
 from toolctx._types.classes import class_doc
 from toolctx._types.pydantic_check import UnsupportedModelError
-from toolctx._types.schema_values import json_number
+from toolctx._types.schema_values import canonical_values, json_number
 
 
 if TYPE_CHECKING:
@@ -139,7 +139,12 @@ def generate(
         detail = message_of(exc, 300)
         msg = f"pydantic cannot write its JSON Schema ({detail})"
         raise UnsupportedModelError(msg) from None
-    return dict(refs[_KEY, json_mode]), {str(k): v for k, v in defs.items()}
+    schema = dict(refs[_KEY, json_mode])
+    named = {str(k): v for k, v in defs.items()}
+    canonical_values(schema, named)  # sets pydantic wrote in hash order
+    for body in named.values():
+        canonical_values(body, named)
+    return schema, named
 
 
 def resolved(node: object, defs: Mapping[str, Any]) -> Iterator[JSONSchema]:

@@ -48,7 +48,11 @@ import typing_extensions
 from toolctx._types.forms import ANY, is_in
 from toolctx._types.model import Analysis
 from toolctx._types.nodes import MISSING, Kind, Node
-from toolctx._types.schema_values import json_default, json_number
+from toolctx._types.schema_values import (
+    canonical_values,
+    json_default,
+    json_number,
+)
 from toolctx.exceptions import SchemaError
 
 
@@ -133,6 +137,7 @@ def parameters_schema(params: Sequence[Param], *, owner: str) -> JSONSchema:
     schema["additionalProperties"] = False
     if renderer.defs:
         schema["$defs"] = renderer.defs
+    canonical_values(schema, renderer.defs)
     return schema
 
 
@@ -194,6 +199,7 @@ def output_schema(
         schema = {"type": "array", "items": schema}
     if defs:
         schema["$defs"] = defs
+    canonical_values(schema, defs)
     return schema
 
 

@@ -89,6 +89,47 @@ def _field_default(
     return value, factory if callable(factory) else None
 
 
+def _annotated_default(
+    hint: object,
+) -> tuple[object, Callable[[], object] | None] | None:
+    """``(default, factory)`` of ``Annotated[T, Field(default=...)]``.
+
+    The last pydantic ``FieldInfo`` in the hint's metadata that sets a
+    default or a default factory, as pydantic reads it; None when none
+    does.
+    """
+    if typing.get_origin(hint) is not typing.Annotated:
+        return None
+    found = None
+    for item in getattr(hint, "__metadata__", ()):
+        field = _field_default(item)
+        if field is not None and (field[0] is not MISSING or field[1]):
+            found = field
+    return found
+
+
+def _field_param(
+    name: str, hint: object, default: object, description: str | None
+) -> Param | None:
+    """The parameter a pydantic ``Field`` default makes, else None.
+
+    ``= Field(...)`` or, with no default of the function's own,
+    ``Annotated[T, Field(default=...)]``: the validator fills the
+    default (or calls the factory) when the argument is absent.
+    """
+    field = _field_default(default)
+    annotation = hint
+    if field is not None:
+        annotation = typing.Annotated[hint, default]
+    if default is MISSING or field == (MISSING, None):
+        # the function's own default wins; pydantic merges the Fields
+        field = _annotated_default(hint) or field
+    if field is None:
+        return None
+    value, factory = field
+    return Param(name, annotation, value, description, factory, fill=True)
+
+
 def _missing_annotation(owner: str, name: str, doc: str | None) -> str:
     """The message for a parameter without a type annotation."""
     from toolctx._docstrings import documented_type
@@ -150,18 +191,9 @@ def read_parameters(
             ctx_params.append(p.name)
             continue
         default = MISSING if p.default is p.empty else p.default
-        field = _field_default(default)
-        if field is not None:
-            params.append(
-                Param(
-                    p.name,
-                    typing.Annotated[hint, default],
-                    field[0],
-                    docs.get(p.name),
-                    field[1],
-                    fill=True,
-                )
-            )
+        param = _field_param(p.name, hint, default, docs.get(p.name))
+        if param is not None:
+            params.append(param)
             continue
         written = _as_written(fn, p.name, hint) if default is None else hint
         if default is None and not admits_none(written):
