@@ -23,10 +23,18 @@ from __future__ import annotations
 import logging
 
 from collections.abc import Callable
-from typing import Any, final
+from time import perf_counter_ns
+from typing import Any, cast, final
 
 from toolctx._ids import new_invocation_id
-from toolctx._records import ToolCall, ToolProgress, ToolResult
+from toolctx._records import (
+    NO_CHANGES,
+    NO_METADATA,
+    ToolCall,
+    ToolProgress,
+    ToolResult,
+    new_result,
+)
 from toolctx._types.decode import ArgumentLimits, DecodeError
 from toolctx._types.decode import decode_arguments as decode
 from toolctx.context.execution import (
@@ -35,7 +43,7 @@ from toolctx.context.execution import (
     derive_call_context,
     recorder_of,
 )
-from toolctx.dispatch.approvals import pending
+from toolctx.dispatch.approvals import Approvals, Checking, checked_call
 from toolctx.dispatch.chain import Chain
 from toolctx.dispatch.prepared import Prepared, prepared
 from toolctx.dispatch.steps import (
@@ -66,9 +74,11 @@ class Core:
         interceptors: Run around every call.
         limits: Bounds on the argument text.
         detail: Put the exception's text in a failed call's message.
+        approvals: What the dispatcher holds for a person, and how.
     """
 
     __slots__ = (
+        "approvals",
         "chain",
         "detail",
         "entries",
@@ -87,7 +97,9 @@ class Core:
         limits: ArgumentLimits,
         *,
         detail: bool,
+        approvals: Approvals | None = None,
     ) -> None:
+        self.approvals = Approvals() if approvals is None else approvals
         self.entries = entries
         self.names = names
         self.interceptors = interceptors
@@ -136,11 +148,16 @@ class Core:
         bound: ExecutionContext | None,
         start: int,
         resumed: str | None = None,
-    ) -> Prepared | ToolResult:
+    ) -> Prepared | ToolResult | Checking:
         """Everything before the body runs; the result if it cannot run.
 
-        *resumed*: the invocation id of an approved call being resumed
-        (it runs as that invocation, and is not held for approval again).
+        A :class:`Checking` when the tool's approval check has to run
+        first: the shell settles it (:func:`~toolctx.dispatch.approvals.
+        settle` or ``asettle``), which hands it to :meth:`decide`.
+
+        *resumed*: the invocation id the call runs as, past the approval
+        gate (an approved call being resumed, or a call its check let
+        through).
         """
         recorder = CallRecorder()
         progress = self.progress
@@ -158,9 +175,9 @@ class Core:
         )
         entry = self.entries(call.name)
         if entry is not None and entry.approval is not None and not resumed:
-            held = self.held(call, ctx, entry, start)
-            if held is not None:
-                return held
+            gated = self.gate(call, ctx, entry, start)
+            if gated is not None:
+                return gated
         ran = 0
         if self.interceptors:
             ctx, ran, refused = self.chain.before(call, ctx, start)
@@ -194,24 +211,86 @@ class Core:
             call, ctx, ran, error_result(call, ctx, failure, start)
         )
 
-    def held(
+    def gate(
         self,
         call: ToolCall,
         ctx: ExecutionContext,
         entry: ToolEntry,
         start: int,
-    ) -> ToolResult | None:
-        """The pending result of a call that waits for a person, or None.
+    ) -> ToolResult | Checking | None:
+        """The approval gate: held, a check to run, or None (go on).
 
-        A tool's approval check that raises fails the call like the tool
-        raising would (no interceptor has run).
+        None when the arguments do not fit (the usual path turns them into
+        an error result); the held result for ``needs_approval=True``;
+        else the :class:`Checking` a shell settles.
         """
-        try:
-            held = pending(call, ctx, entry, self.limits, start)
-        except BaseException as exc:  # noqa: BLE001 - failure re-raises
-            return error_result(call, ctx, self.failure(call, exc), start)
-        if held is not None:
-            self.chain.tell_approval(call, ctx, held)
+        checked = checked_call(call, entry, self.limits)
+        if checked is None:
+            return None
+        check = entry.approval
+        if callable(check):
+            return Checking(call, checked, ctx, entry, check, start)
+        return self.hold(call, checked, ctx, entry, start)
+
+    def decide(
+        self,
+        c: Checking,
+        ok: bool,
+        value: object,
+        *,
+        awaited: bool = False,
+    ) -> Prepared | ToolResult:
+        """Hold, fail or go on, once *c*'s check returned *value* (*ok*).
+
+        Whatever the check returns is read as a condition: truthy holds
+        the call. A check that raised (or whose value has no truth) fails
+        the call with nothing run; *awaited* as for :meth:`finish`.
+        """
+        if ok:
+            try:
+                holds = bool(value)
+            except BaseException as exc:  # noqa: BLE001 - failure re-raises
+                ok, value = False, exc
+        if not ok:
+            failure = self.failure(
+                c.call, cast("BaseException", value), awaited=awaited
+            )
+            return error_result(c.call, c.ctx, failure, c.start)
+        if holds:
+            return self.hold(c.call, c.checked, c.ctx, c.entry, c.start)
+        passed = self.prepare(
+            c.call, c.ctx, None, c.start, c.ctx.invocation_id
+        )
+        assert type(passed) is not Checking  # noqa: S101 - past the gate
+        return passed
+
+    def hold(
+        self,
+        call: ToolCall,
+        checked: ToolCall,
+        ctx: ExecutionContext,
+        entry: ToolEntry,
+        start: int,
+    ) -> ToolResult:
+        """The pending result of a call that waits for a person."""
+        request = self.approvals.request(checked, ctx, entry)
+        recorder = recorder_of(ctx)
+        if recorder is not None:
+            recorder.close()
+        held = new_result(
+            call.name,
+            call.id,
+            ctx.invocation_id,
+            None,
+            False,  # noqa: FBT003
+            None,
+            None,
+            NO_METADATA,
+            NO_CHANGES,
+            perf_counter_ns() - start,
+            request,
+        )
+        self.chain.tell_approval(call, ctx, held)
         return held
 
     # -- after the body ------------------------------------------------------
