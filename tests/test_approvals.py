@@ -839,7 +839,7 @@ class TestTheGateFailsClosed:
             await ticker
             return max(gaps)
 
-        assert asyncio.run(main()) < 0.2  # noqa: PLR2004 - one check is 0.3
+        assert asyncio.run(main()) < 0.2
 
     def test_a_sync_check_sees_the_callers_context_variables(self) -> None:
         """Run in a worker thread, a check sees what the caller had bound."""
@@ -891,8 +891,7 @@ class TestTheGateFailsClosed:
             task = asyncio.create_task(
                 d.adispatch(ToolCall("pay", {"to": "eve"}))
             )
-            while not started.is_set():
-                await asyncio.sleep(0)
+            await _until(started.is_set)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
@@ -988,11 +987,7 @@ class TestWhatRunsIsWhatWasHeld:
         """Posted back changed, refused: nothing ran, it is still pending."""
         ran: list[dict[str, Any]] = []
         registry = _bank(ran)
-        d = Dispatcher(
-            registry,
-            interceptors=[Authorization(registry)],
-            approval_lifetime=600,
-        )
+        d = Dispatcher(registry, interceptors=[Authorization(registry)])
         session = Session("s7", user_id="grace", values=dict(ALLOWED.values))
         session.turn = 4
         held = d.dispatch(
@@ -1142,6 +1137,14 @@ class TestWhatRunsIsWhatWasHeld:
         )
 
 
+async def _until(done: Any) -> None:
+    """Yield to the loop until ``done()``; fail after 10 seconds."""
+    deadline = time.monotonic() + 10
+    while not done():
+        assert time.monotonic() < deadline, "it never happened"
+        await asyncio.sleep(0.001)
+
+
 def _posted_back_unchanged(request: ApprovalRequest) -> ApprovalRequest:
     """*request* through JSON, unchanged."""
     return ApprovalRequest.from_dict(json.loads(json.dumps(request.to_dict())))
@@ -1255,7 +1258,7 @@ class TestOneStep:
     def test_cancelled_before_the_body_starts_stays_pending(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """aresume cancelled while its sync tool waits for a worker thread."""
+        """Aresume cancelled while its sync tool waits for a worker thread."""
         from toolctx.dispatch import workers
 
         real_submit = workers.submit
@@ -1281,8 +1284,7 @@ class TestOneStep:
                     context=session,
                 )
             )
-            while not waiting:
-                await asyncio.sleep(0)
+            await _until(lambda: bool(waiting))
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
@@ -1300,7 +1302,7 @@ class TestOneStep:
         assert ran == ["ada@example.com"]
 
     def test_interrupted_before_the_body_without_a_session(self) -> None:
-        """resume interrupted in an interceptor: the request resumes later."""
+        """Resume interrupted in an interceptor: the request resumes later."""
 
         class Interrupt(PassThrough):
             armed = True
@@ -1345,8 +1347,7 @@ class TestOneStep:
             task = asyncio.create_task(
                 d.aresume(held.approval, approved=True, context=session)  # type: ignore[arg-type]
             )
-            while not started.is_set():
-                await asyncio.sleep(0)
+            await _until(started.is_set)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
@@ -1380,7 +1381,7 @@ class TestBounds:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """Past the bound, a round of hold and resume keeps no more memory."""
-        import toolctx.dispatch.approvals as approvals
+        from toolctx.dispatch import approvals
 
         monkeypatch.setattr(approvals, "MAX_REMEMBERED", 50, raising=False)
         d = Dispatcher(_registry())
@@ -1405,13 +1406,13 @@ class TestBounds:
             for stat in after.compare_to(before, "filename")
             if "toolctx" in str(stat.traceback)
         )
-        assert grown < 40_000  # noqa: PLR2004 - 1000 x 141 B before
+        assert grown < 40_000
 
     def test_a_forgotten_request_is_refused(
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """Forgetting fails closed: the first request cannot run again."""
-        import toolctx.dispatch.approvals as approvals
+        from toolctx.dispatch import approvals
 
         monkeypatch.setattr(approvals, "MAX_REMEMBERED", 5)
         ran: list[str] = []
