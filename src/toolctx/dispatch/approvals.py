@@ -225,9 +225,9 @@ def canonical(request: ApprovalRequest) -> bytes:
     ).encode("ascii")
 
 
-def request_digest(request: ApprovalRequest) -> str:
+def request_digest(request: ApprovalRequest) -> bytes:
     """A SHA-256 of :func:`canonical`: equal digests, equal requests."""
-    return hashlib.sha256(canonical(request)).hexdigest()
+    return hashlib.sha256(canonical(request)).digest()
 
 
 def _signature(key: bytes, request: ApprovalRequest) -> str:
@@ -270,7 +270,7 @@ class _Memory:
     __slots__ = ("digest", "expires", "signed", "status")
 
     def __init__(
-        self, digest: str, expires: float | None, *, signed: bool
+        self, digest: bytes, expires: float | None, *, signed: bool
     ) -> None:
         self.digest = digest
         self.expires = expires
@@ -411,7 +411,7 @@ class Approvals:
             self._resumed[inv] = memory
             return Claim(found, session, memory, from_memory=taken is not None)
 
-    def _verify(self, request: ApprovalRequest, given: str) -> None:
+    def _verify(self, request: ApprovalRequest, given: bytes) -> None:
         """Check that *request* is what this dispatcher held, or signed.
 
         Raises:
@@ -494,7 +494,7 @@ def _with_signature(
 
 
 def _verified_in(
-    session: Session, request: ApprovalRequest, given: str
+    session: Session, request: ApprovalRequest, given: bytes
 ) -> ApprovalRequest:
     """The session's own pending request, if *request* is the same."""
     held = session.pending.get(request.invocation_id)
