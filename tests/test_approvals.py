@@ -1124,6 +1124,26 @@ class TestWhatRunsIsWhatWasHeld:
             )
         assert len(ran) == 1
 
+    @pytest.mark.parametrize("signature", [None, "", "é" * 64, "0" * 64])
+    def test_a_missing_or_forged_signature_is_refused(
+        self, signature: str | None
+    ) -> None:
+        """Any other signature, non-ASCII text included: ApprovalError."""
+        ran: list[dict[str, Any]] = []
+        held = Dispatcher(_bank(ran), **SIGNED).dispatch(
+            ToolCall("wire", {"to": "bob", "amount": 5}), ALLOWED
+        )
+        assert held.approval is not None
+        data = held.approval.to_dict()
+        data["signature"] = signature
+        with pytest.raises(ApprovalError, match="Nothing ran"):
+            Dispatcher(_bank(ran), **SIGNED).resume(
+                ApprovalRequest.from_dict(data),
+                approved=True,
+                context=ALLOWED,
+            )
+        assert ran == []
+
     def test_a_key_is_long_and_needs_a_lifetime(self) -> None:
         """Short keys and keys without a lifetime are refused at once."""
         with pytest.raises(ValueError, match="at least 16 bytes"):
