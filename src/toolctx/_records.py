@@ -91,8 +91,14 @@ class ApprovalRequest:
         tool_fingerprint: A digest of the tool's definition when asked;
             resuming refuses a request whose tool has changed since.
         requested_at: When the call was made (UTC, ISO 8601).
+        expires_at: When the request stops being resumable (UTC, ISO
+            8601), or None: set by ``Dispatcher(approval_lifetime=...)``.
+        signature: With ``Dispatcher(approval_key=...)``, an HMAC-SHA256
+            of everything above, in hex, so that a request changed on its
+            way (a review UI, a queue) is refused; else None.
 
     .. versionadded:: 0.2.0
+    .. versionchanged:: 0.1.0 ``expires_at`` and ``signature``.
     """
 
     call: ToolCall
@@ -101,6 +107,8 @@ class ApprovalRequest:
     context: Mapping[str, Any] = attrs.field(default=NO_CONTEXT, repr=False)
     tool_fingerprint: str = ""
     requested_at: str = ""
+    expires_at: str | None = None
+    signature: str | None = attrs.field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the request as JSON data (format ``toolctx.approval/1``).
@@ -121,11 +129,19 @@ class ApprovalRequest:
             "context": thaw(self.context),
             "tool_fingerprint": self.tool_fingerprint,
             "requested_at": self.requested_at,
+            "expires_at": self.expires_at,
+            "signature": self.signature,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ApprovalRequest:
         """Rebuild a request from :meth:`to_dict` output (possibly via JSON).
+
+        The invocation id must be one a dispatcher makes (32 lowercase
+        hex digits); the other ids must be non-empty single lines.
+        Rebuilding checks the data's shape only: :meth:`Dispatcher.resume
+        <toolctx.Dispatcher.resume>` decides whether it is a request that
+        was really held.
 
         Raises:
             ContextDataError: *data* is not a request of this format; the
@@ -163,12 +179,15 @@ class ApprovalRequest:
             (data, "parent_invocation_id", True),
             (data, "tool_fingerprint", False),
             (data, "requested_at", False),
+            (data, "expires_at", True),
+            (data, "signature", True),
         ):
             value = source.get(key)
             if not (isinstance(value, str) or (optional and value is None)):
                 msg = f"{what} field {key!r} must be a string: {value!r:.30}."
                 raise ContextDataError(msg)
             fields[key] = value
+        _check_ids(fields, data.get("context"))
         arguments, context = call.get("arguments"), data.get("context")
         if not isinstance(arguments, Mapping) or not isinstance(
             context, Mapping
@@ -195,7 +214,68 @@ class ApprovalRequest:
             context=freeze_mapping(context, "ApprovalRequest.context"),
             tool_fingerprint=fields["tool_fingerprint"],
             requested_at=fields["requested_at"],
+            expires_at=fields["expires_at"],
+            signature=fields["signature"],
         )
+
+
+_MAX_ID = 256
+"""Longest call or parent invocation id a request may carry."""
+_HEX_DIGITS = frozenset("0123456789abcdef")
+
+
+def _check_ids(fields: Mapping[str, Any], context: object) -> None:
+    """Refuse ids a dispatcher would not have made or could not log.
+
+    Raises:
+        ContextDataError: An id is empty, spans lines or is too long, the
+            invocation id is not a dispatcher's (32 lowercase hex digits),
+            the context names another invocation, or ``expires_at`` is
+            not an ISO 8601 time with a zone.
+    """
+    import datetime as dt
+
+    from toolctx.exceptions import ContextDataError
+
+    what = "ApprovalRequest"
+    inv = fields["invocation_id"]
+    if len(inv) != 32 or not set(inv) <= _HEX_DIGITS:  # noqa: PLR2004
+        msg = (
+            f"{what} field 'invocation_id' must be a dispatcher's "
+            f"invocation id (32 lowercase hex digits), got {inv!r:.40}."
+        )
+        raise ContextDataError(msg)
+    for key in ("id", "parent_invocation_id"):
+        value = fields[key]
+        if value is not None and not (
+            0 < len(value) <= _MAX_ID and value.isprintable()
+        ):
+            msg = (
+                f"{what} field {key!r} must be a non-empty single line of "
+                f"at most {_MAX_ID} printable characters, got {value!r:.40}."
+            )
+            raise ContextDataError(msg)
+    if (
+        isinstance(context, Mapping)
+        and context.get("invocation_id", inv) != inv
+    ):
+        msg = (
+            f"{what} field 'context' names another invocation than "
+            "'invocation_id'."
+        )
+        raise ContextDataError(msg)
+    expires = fields["expires_at"]
+    if expires is not None:
+        try:
+            when = dt.datetime.fromisoformat(expires)
+        except ValueError:
+            when = None
+        if when is None or when.tzinfo is None:
+            msg = (
+                f"{what} field 'expires_at' must be an ISO 8601 time with "
+                f"a zone, got {expires!r:.40}."
+            )
+            raise ContextDataError(msg)
 
 
 @final

@@ -246,3 +246,26 @@ class Session:
         """
         with self._lock:
             return self.pending.pop(invocation_id, None)
+
+    def hold(self, request: ApprovalRequest) -> None:
+        """Put *request* (back) on :attr:`pending`, by its invocation id.
+
+        :meth:`Dispatcher.aresume <toolctx.Dispatcher.aresume>` calls this
+        when a resume is interrupted before the tool's body started: the
+        call is still waiting, as it was.
+
+        .. versionadded:: 0.1.0
+        """
+        with self._lock:
+            self.pending[request.invocation_id] = request
+
+    def outcome(self, invocation_id: str) -> ToolResult | None:
+        """The result recorded this turn for *invocation_id*, or None.
+
+        .. versionadded:: 0.1.0
+        """
+        with self._lock:
+            for result in reversed(self.results):
+                if result.invocation_id == invocation_id:
+                    return result
+        return None

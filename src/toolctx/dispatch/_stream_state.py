@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from toolctx._records import ToolCall, ToolChunk, ToolProgress, ToolResult
+from toolctx._records import ToolChunk, ToolProgress, ToolResult
 from toolctx.context.execution import recorder_of
 from toolctx.dispatch.core import Core
 from toolctx.dispatch.prepared import Prepared
@@ -22,7 +22,6 @@ from toolctx.dispatch.steps import Failure, cancelled, error_result, ok_result
 
 
 if TYPE_CHECKING:
-    from toolctx.context.execution import ExecutionContext
     from toolctx.context.session import Session
 
 
@@ -162,16 +161,10 @@ class Open:
             self.session.record(result)
 
 
-def begin(  # noqa: PLR0917 - the parts of a call
-    core: Core,
-    call: ToolCall,
-    template: ExecutionContext,
-    bound: ExecutionContext | None,
-    session: Session | None,
-    start: int,
+def begin(
+    core: Core, p: Prepared | ToolResult, session: Session | None
 ) -> Open | ToolResult:
-    """Prepare the call; the finished result if it cannot run."""
-    p = core.prepare(call, template, bound, start)
+    """Open the prepared call *p*; the finished result if it cannot run."""
     if type(p) is not Prepared:
         if session is not None:
             session.record(p)

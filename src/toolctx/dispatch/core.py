@@ -24,10 +24,18 @@ from __future__ import annotations
 import logging
 
 from collections.abc import Callable
-from typing import Any, final
+from time import perf_counter_ns
+from typing import Any, cast, final
 
 from toolctx._ids import new_invocation_id
-from toolctx._records import ToolCall, ToolProgress, ToolResult
+from toolctx._records import (
+    NO_CHANGES,
+    NO_METADATA,
+    ToolCall,
+    ToolProgress,
+    ToolResult,
+    new_result,
+)
 from toolctx._types.decode import ArgumentLimits, DecodeError
 from toolctx._types.decode import decode_arguments as decode
 from toolctx.context.current import SEAM
@@ -37,7 +45,7 @@ from toolctx.context.execution import (
     derive_call_context,
     recorder_of,
 )
-from toolctx.dispatch.approvals import pending
+from toolctx.dispatch.approvals import Approvals, Checking, checked_call
 from toolctx.dispatch.chain import Chain
 from toolctx.dispatch.prepared import Prepared, prepared
 from toolctx.dispatch.steps import (
@@ -70,9 +78,11 @@ class Core:
         detail: Put the exception's text in a failed call's message.
         log: Log every failed call on the ``toolctx`` logger (False in a
             remote worker: the dispatcher that sent the call logs it).
+        approvals: What the dispatcher holds for a person, and how.
     """
 
     __slots__ = (
+        "approvals",
         "chain",
         "detail",
         "entries",
@@ -93,7 +103,9 @@ class Core:
         *,
         detail: bool,
         log: bool = True,
+        approvals: Approvals | None = None,
     ) -> None:
+        self.approvals = Approvals() if approvals is None else approvals
         self.entries = entries
         self.log = log
         self.names = names
@@ -143,11 +155,16 @@ class Core:
         bound: ExecutionContext | None,
         start: int,
         resumed: str | None = None,
-    ) -> Prepared | ToolResult:
+    ) -> Prepared | ToolResult | Checking:
         """Everything before the body runs; the result if it cannot run.
 
-        *resumed*: the invocation id of an approved call being resumed
-        (it runs as that invocation, and is not held for approval again).
+        A :class:`Checking` when the tool's approval check has to run
+        first: the shell settles it (:func:`~toolctx.dispatch.approvals.
+        settle` or ``asettle``), which hands it to :meth:`decide`.
+
+        *resumed*: the invocation id the call runs as, past the approval
+        gate (an approved call being resumed, or a call its check let
+        through).
         """
         recorder = CallRecorder()
         progress = self.progress
@@ -165,9 +182,9 @@ class Core:
         )
         entry = self.entries(call.name)
         if entry is not None and entry.approval is not None and not resumed:
-            held = self.held(call, ctx, entry, start)
-            if held is not None:
-                return held
+            gated = self.gate(call, ctx, entry, start)
+            if gated is not None:
+                return gated
         ran = 0
         if self.interceptors:
             ctx, ran, refused = self.chain.before(call, ctx, start)
@@ -204,24 +221,86 @@ class Core:
             call, ctx, ran, self.error(call, ctx, failure, start, refused=True)
         )
 
-    def held(
+    def gate(
         self,
         call: ToolCall,
         ctx: ExecutionContext,
         entry: ToolEntry,
         start: int,
-    ) -> ToolResult | None:
-        """The pending result of a call that waits for a person, or None.
+    ) -> ToolResult | Checking | None:
+        """The approval gate: held, a check to run, or None (go on).
 
-        A tool's approval check that raises fails the call like the tool
-        raising would (no interceptor has run).
+        None when the arguments do not fit (the usual path turns them into
+        an error result); the held result for ``needs_approval=True``;
+        else the :class:`Checking` a shell settles.
         """
-        try:
-            held = pending(call, ctx, entry, self.limits, start)
-        except BaseException as exc:  # noqa: BLE001 - failure re-raises
-            return self.error(call, ctx, self.failure(call, exc), start)
-        if held is not None:
-            self.chain.tell_approval(call, ctx, held)
+        checked = checked_call(call, entry, self.limits)
+        if checked is None:
+            return None
+        check = entry.approval
+        if callable(check):
+            return Checking(call, checked, ctx, entry, check, start)
+        return self.hold(call, checked, ctx, entry, start)
+
+    def decide(
+        self,
+        c: Checking,
+        ok: bool,
+        value: object,
+        *,
+        awaited: bool = False,
+    ) -> Prepared | ToolResult:
+        """Hold, fail or go on, once *c*'s check returned *value* (*ok*).
+
+        Whatever the check returns is read as a condition: truthy holds
+        the call. A check that raised (or whose value has no truth) fails
+        the call with nothing run; *awaited* as for :meth:`finish`.
+        """
+        if ok:
+            try:
+                holds = bool(value)
+            except BaseException as exc:  # noqa: BLE001 - failure re-raises
+                ok, value = False, exc
+        if not ok:
+            failure = self.failure(
+                c.call, cast("BaseException", value), awaited=awaited
+            )
+            return self.error(c.call, c.ctx, failure, c.start)
+        if holds:
+            return self.hold(c.call, c.checked, c.ctx, c.entry, c.start)
+        passed = self.prepare(
+            c.call, c.ctx, None, c.start, c.ctx.invocation_id
+        )
+        assert type(passed) is not Checking  # noqa: S101 - past the gate
+        return passed
+
+    def hold(
+        self,
+        call: ToolCall,
+        checked: ToolCall,
+        ctx: ExecutionContext,
+        entry: ToolEntry,
+        start: int,
+    ) -> ToolResult:
+        """The pending result of a call that waits for a person."""
+        request = self.approvals.request(checked, ctx, entry)
+        recorder = recorder_of(ctx)
+        if recorder is not None:
+            recorder.close()
+        held = new_result(
+            call.name,
+            call.id,
+            ctx.invocation_id,
+            None,
+            False,  # noqa: FBT003
+            None,
+            None,
+            NO_METADATA,
+            NO_CHANGES,
+            perf_counter_ns() - start,
+            request,
+        )
+        self.chain.tell_approval(call, ctx, held)
         return held
 
     # -- after the body ------------------------------------------------------

@@ -38,10 +38,15 @@ from toolctx.context.current import get_current
 from toolctx.context.execution import ExecutionContext, with_prior_results
 from toolctx.context.session import Session
 from toolctx.dispatch.approvals import (
-    Claims,
+    MIN_KEY_BYTES,
+    Approvals,
+    Checking,
+    Resumption,
+    asettle,
     check_request,
     denied_result,
     resumed_template,
+    settle,
 )
 from toolctx.dispatch.core import Core
 from toolctx.dispatch.prepared import Prepared
@@ -112,6 +117,16 @@ class Dispatcher:
             (``"package.module:function"``) of a worker-side function
             ``(ExecutionContext) -> object`` that rebuilds the scope from
             serialized identity. The scope itself never crosses a process.
+        approval_key: Secret bytes (at least 16; use
+            ``secrets.token_bytes(32)``) to sign every held call's
+            :class:`~toolctx.ApprovalRequest` with (HMAC-SHA256), so that
+            :meth:`resume` can verify a request that comes back without
+            its session, from a review UI, a queue or another process.
+            Give every dispatcher that resumes the same key. Needs
+            *approval_lifetime*.
+        approval_lifetime: Seconds a held call stays resumable; an
+            expired request is refused (declining it is allowed). None:
+            requests do not expire.
 
     Example:
         >>> from toolctx import Registry, ToolCall, execution_context
@@ -129,7 +144,7 @@ class Dispatcher:
     """
 
     __slots__ = (
-        "_claims",
+        "_approvals",
         "_core",
         "_default_timeout",
         "_executor",
@@ -148,6 +163,8 @@ class Dispatcher:
         max_argument_depth: int = 64,
         executor: Executor | None = None,
         scope_loader: str | None = None,
+        approval_key: bytes | None = None,
+        approval_lifetime: float | None = None,
     ) -> None:
         if not isinstance(cast("object", registry), Registry):
             msg = (
@@ -194,13 +211,14 @@ class Dispatcher:
                 raise ValueError(msg)
         self._executor = _remote(executor)
         self._scope_loader = scope_loader
-        self._claims = Claims()
+        self._approvals = _approvals(approval_key, approval_lifetime)
         self._core = Core(
             registry.entry,
             partial(list, registry),
             tuple(interceptors),
             limits,
             detail=include_exception_messages,
+            approvals=self._approvals,
         )
 
     @property
@@ -230,6 +248,14 @@ class Dispatcher:
         .. versionadded:: 0.1.0
         """
         return self._default_timeout
+
+    @property
+    def approval_lifetime(self) -> float | None:
+        """Seconds a held call stays resumable; None for ever.
+
+        .. versionadded:: 0.1.0
+        """
+        return self._approvals.lifetime
 
     @property
     def include_exception_messages(self) -> bool:
@@ -263,7 +289,7 @@ class Dispatcher:
 
     def _prepare(
         self, call: ToolCall, context: ExecutionContext | Session | None
-    ) -> tuple[Prepared | ToolResult, Session | None]:
+    ) -> tuple[Prepared | ToolResult | Checking, Session | None]:
         """Everything before the body, for the paths that take a session."""
         if type(call) is not ToolCall:
             raise _not_a_call(call)
@@ -312,12 +338,20 @@ class Dispatcher:
         if type(call) is not ToolCall:
             raise _not_a_call(call)
         p = self._core.prepare(call, context, bound, perf_counter_ns())
-        return p if type(p) is not Prepared else self._run_body(p)
+        if type(p) is Prepared:
+            return self._run_body(p)
+        if type(p) is Checking:
+            p = settle(self._core, p)
+            if type(p) is Prepared:
+                return self._run_body(p)
+        return p
 
     def _run(
-        self, p: Prepared | ToolResult, session: Session | None
+        self, p: Prepared | ToolResult | Checking, session: Session | None
     ) -> ToolResult:
         """Run a prepared call's body here or elsewhere; record the result."""
+        if type(p) is Checking:
+            p = settle(self._core, p)
         result = p if type(p) is not Prepared else self._run_body(p)
         if session is not None:
             session.record(result)
@@ -392,12 +426,20 @@ class Dispatcher:
         if type(call) is not ToolCall:
             raise _not_a_call(call)
         p = self._core.prepare(call, context, bound, perf_counter_ns())
-        return p if type(p) is not Prepared else await self._arun_body(p)
+        if type(p) is Prepared:
+            return await self._arun_body(p)
+        if type(p) is Checking:
+            p = await asettle(self._core, p)
+            if type(p) is Prepared:
+                return await self._arun_body(p)
+        return p
 
     async def _arun_prepared(
-        self, p: Prepared | ToolResult, session: Session | None
+        self, p: Prepared | ToolResult | Checking, session: Session | None
     ) -> ToolResult:
         """:meth:`_run` from async code."""
+        if type(p) is Checking:
+            p = await asettle(self._core, p)
         result = p if type(p) is not Prepared else await self._arun_body(p)
         if session is not None:
             session.record(result)
@@ -440,7 +482,13 @@ class Dispatcher:
         start: int,
     ) -> ToolResult:
         p = self._core.prepare(call, template, bound, start)
-        return p if type(p) is not Prepared else await self._arun_body(p)
+        if type(p) is Prepared:
+            return await self._arun_body(p)
+        if type(p) is Checking:
+            p = await asettle(self._core, p)
+            if type(p) is Prepared:
+                return await self._arun_body(p)
+        return p
 
     async def _arun_body(self, p: Prepared) -> ToolResult:
         """Run *p*'s body from async code: here, or in the executor."""
@@ -495,11 +543,15 @@ class Dispatcher:
         check_call(call, "stream")
         if not streams(self._core, self.executor, call):
             p, session = self._prepare(call, context)
+            if type(p) is Checking:
+                p = settle(self._core, p)
             pending = self._collect(p)
             return replay(pending, self._run(p, session))
         return stream_sync(self._core, call, context)
 
-    def _collect(self, p: Prepared | ToolResult) -> deque[ToolProgress]:
+    def _collect(
+        self, p: Prepared | ToolResult | Checking
+    ) -> deque[ToolProgress]:
         """Keep a call's progress reports for its stream."""
         if type(p) is not Prepared:
             return deque()
@@ -509,6 +561,8 @@ class Dispatcher:
         self, call: ToolCall, context: ExecutionContext | Session | None
     ) -> tuple[deque[ToolProgress], ToolResult]:
         p, session = self._prepare(call, context)
+        if type(p) is Checking:
+            p = await asettle(self._core, p)
         pending = self._collect(p)
         return pending, await self._arun_prepared(p, session)
 
@@ -550,30 +604,45 @@ class Dispatcher:
 
         *request* is a pending result's ``approval``, possibly rebuilt with
         :meth:`ApprovalRequest.from_dict` in another process after a
-        restart. Approved, the call runs now as the same invocation (same
-        invocation id and lineage) with its stored context plus the scope
-        of *context*; interceptors, timeouts and the session apply as for
-        any call, and see it this once. Declined, nothing runs: the result
-        is an error telling the model a person declined (with *reason*),
-        with :class:`~toolctx.exceptions.ApprovalDenied` on
-        ``exception``. With a :class:`Session` as *context*, the request
-        is taken off its ``pending`` and the result recorded there.
+        restart. Only what was held runs: with a :class:`Session` as
+        *context*, the session's own pending request (*request* must be
+        the same in everything); without one, a request this dispatcher
+        remembers holding, or one whose signature verifies (see
+        ``approval_key``). Approved, the call runs now as the same
+        invocation: its identity (user, session, agent, turn, lineage,
+        call and invocation ids) is the held call's; its authority
+        (metadata, typed values such as permissions, state, scope) is
+        *context*'s, now, never the stored request's. Interceptors,
+        timeouts and the session apply as for any call, and see it this
+        once. Declined, nothing runs: the result is an error telling the
+        model a person declined (with *reason*), with
+        :class:`~toolctx.exceptions.ApprovalDenied` on ``exception``.
+        With a session, the request is taken off its ``pending`` and the
+        result recorded there. Claiming, running and recording are one
+        step: interrupted before the tool's body started, the request is
+        pending again; after, the interruption is recorded.
 
         Args:
             request: The :class:`ApprovalRequest` to resume.
             approved: The person's decision.
             reason: Why, for the model (declined calls; cut at 500
                 characters).
-            context: Where the scope comes from now: a template or the
-                session the call belongs to.
+            context: The authority to resume with, now: a template
+                naming the held call's user (or none), or the session the
+                call is pending in. None resumes with no metadata, typed
+                values or scope.
 
         Raises:
-            ApprovalError: The request was resumed already (in this
-                dispatcher, or it is no longer pending in *context*'s
-                session), or its tool is not registered or has changed
-                since the request was made. Nothing ran.
+            ApprovalError: Nothing ran, because the request differs from
+                what was held (tool, arguments, context, ids), cannot be
+                verified, has expired, was resumed already (the message
+                says how that went), is not pending in *context*'s
+                session, or its tool is not registered or has changed
+                since; or *context* names another user or session.
             TypeError: *request*, *approved* or *context* has the wrong
                 type.
+            ToolctxError: As :meth:`dispatch` (an async tool inside a
+                running event loop); the request is pending again.
 
         Example:
             >>> from toolctx import Registry, ToolCall
@@ -591,8 +660,14 @@ class Dispatcher:
 
         .. versionadded:: 0.2.0
         """
-        p, session = self._resumed(request, approved, reason, context)
-        return self._run(p, session)
+        r, p = self._resumed(request, approved, reason, context)
+        try:
+            result = self._run(p, r.session)
+        except BaseException as exc:
+            r.interrupted(exc)
+            raise
+        r.ended(result)
+        return result
 
     async def aresume(
         self,
@@ -604,10 +679,22 @@ class Dispatcher:
     ) -> ToolResult:
         """:meth:`resume` from async code (the call runs as ``adispatch``).
 
+        Cancelled before the tool's body started, the request is pending
+        again (in the session too) and can be resumed later; cancelled
+        while the body ran, the interruption is recorded (in the session
+        too) and a later resume is refused, saying the call may have had
+        effects.
+
         .. versionadded:: 0.2.0
         """
-        p, session = self._resumed(request, approved, reason, context)
-        return await self._arun_prepared(p, session)
+        r, p = self._resumed(request, approved, reason, context)
+        try:
+            result = await self._arun_prepared(p, r.session)
+        except BaseException as exc:
+            r.interrupted(exc)
+            raise
+        r.ended(result)
+        return result
 
     def _resumed(
         self,
@@ -615,7 +702,13 @@ class Dispatcher:
         approved: bool,
         reason: str | None,
         context: ExecutionContext | Session | None,
-    ) -> tuple[Prepared | ToolResult, Session | None]:
+    ) -> tuple[Resumption, Prepared | ToolResult | Checking]:
+        """Check and claim *request*; the claim, and what to run.
+
+        Everything that can refuse the request does so before the claim
+        (nothing changes); once claimed, a failure before the body
+        releases the claim.
+        """
         start = perf_counter_ns()
         entry = (
             self.registry.entry(request.call.name)
@@ -628,15 +721,28 @@ class Dispatcher:
             raise TypeError(msg)
         template = resumed_template(request, context)
         session = context if isinstance(context, Session) else None
-        self._claims.claim(request, session)
-        if not approved:
-            declined = denied_result(request, reason)
-            self._core.chain.tell_approval(request.call, template, declined)
-            return declined, session
-        resumed = self._core.prepare(
-            request.call, template, None, start, request.invocation_id
-        )
-        return resumed, session
+        claim = self._approvals.claim(request, session, approved=approved)
+        r = Resumption(self._approvals, claim)
+        request = r.request
+        try:
+            if not approved:
+                declined = denied_result(request, reason)
+                self._core.chain.tell_approval(
+                    request.call, template, declined
+                )
+                return r, declined
+            p = self._core.prepare(
+                request.call, template, None, start, request.invocation_id
+            )
+            if type(p) is Prepared:
+                if self._executor is None:
+                    p.entry = r.watch(p.entry)
+                else:  # it may start in another process: say so
+                    r.started = True
+        except BaseException:
+            r.release()
+            raise
+        return r, p
 
     # -- progress ------------------------------------------------------------
 
@@ -686,6 +792,36 @@ def _remote(executor: Executor | None) -> RemoteExecutor | None:
     from toolctx.dispatch.executor import RemoteExecutor
 
     return RemoteExecutor(executor)
+
+
+def _approvals(key: object, lifetime: object) -> Approvals:
+    """The dispatcher's approvals, its arguments checked."""
+    if key is not None:
+        if not isinstance(key, bytes) or len(key) < MIN_KEY_BYTES:
+            msg = (
+                f"approval_key must be at least {MIN_KEY_BYTES} bytes, e.g. "
+                "secrets.token_bytes(32)."
+            )
+            raise ValueError(msg)
+        if lifetime is None:
+            msg = (
+                "approval_key needs approval_lifetime= (seconds a request "
+                "stays resumable): the dispatcher remembers a signed request "
+                "it resumed until it expires, and so never runs it twice."
+            )
+            raise ValueError(msg)
+    if lifetime is not None and (
+        type(lifetime) not in {int, float}
+        or not 0 < cast("float", lifetime) < float("inf")
+    ):
+        msg = (
+            "approval_lifetime must be a positive number of seconds, got "
+            f"{lifetime!r:.40}."
+        )
+        raise ValueError(msg)
+    return Approvals(
+        key, None if lifetime is None else float(cast("float", lifetime))
+    )
 
 
 def _recorded(session: Session, result: ToolResult) -> ToolResult:

@@ -43,6 +43,7 @@ from toolctx.dispatch._stream_state import (
     drained,
     replay,
 )
+from toolctx.dispatch.approvals import Checking, asettle, settle
 from toolctx.dispatch.awaiting import await_tool, check_no_loop, thread_result
 from toolctx.dispatch.core import Core
 from toolctx.dispatch.steps import Failure, resolve_template
@@ -124,7 +125,10 @@ def _sync_chunks(  # noqa: PLR0917 - the parts of a call
     session: Session | None,
     start: int,
 ) -> Iterator[Item]:
-    state = begin(core, call, template, bound, session, start)
+    p = core.prepare(call, template, bound, start)
+    if type(p) is Checking:
+        p = settle(core, p)
+    state = begin(core, p, session)
     if isinstance(state, ToolResult):
         yield state
         return
@@ -248,7 +252,10 @@ async def _async_chunks(  # noqa: PLR0917 - the parts of a call
     session: Session | None,
     start: int,
 ) -> AsyncIterator[Item]:
-    state = begin(core, call, template, bound, session, start)
+    p = core.prepare(call, template, bound, start)
+    if type(p) is Checking:
+        p = await asettle(core, p)
+    state = begin(core, p, session)
     if isinstance(state, ToolResult):
         yield state
         return

@@ -313,10 +313,13 @@ class PermissionDenied(ToolDenied):
 class ApprovalError(ToolctxError, ValueError):
     """A :meth:`Dispatcher.resume` that cannot go ahead (a host error).
 
-    Raised when the request was resumed already, when its tool is no
-    longer registered, or when the tool's definition changed since the
-    request was made (the person approved a different call). The message
-    says which; nothing ran.
+    Raised when the request is not what was held (changed on its way,
+    or it cannot be verified: not pending in the given session, not
+    remembered by this dispatcher, no valid signature), has expired, was
+    resumed already, when the resume context names another user or
+    session, when its tool is no longer registered, or when the tool's
+    definition changed since the request was made (the person approved a
+    different call). The message says which; nothing ran.
 
     .. versionadded:: 0.2.0
     """

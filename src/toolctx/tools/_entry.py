@@ -102,9 +102,9 @@ class ToolEntry:
         self.timeout: float | None = ft.timeout if ft is not None else None
         self.inline: bool = ft.inline if ft is not None else False
         # Whether a call waits for a person: None (never), True, or the
-        # tool's own check (call, context) -> bool.
+        # tool's own check (call, context) -> a condition (or awaitable).
         self.approval: (
-            Callable[[ToolCall, ExecutionContext], bool] | bool | None
+            Callable[[ToolCall, ExecutionContext], object] | bool | None
         ) = ft.needs_approval if ft is not None else None
         self.structurer: ArgumentStructurer | None = (
             ft.structurer if ft is not None else None

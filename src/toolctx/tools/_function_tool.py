@@ -265,13 +265,17 @@ async def _unstructure_later(awaitable: Any) -> Any:
 
 _SAYS_NOTHING: Final = (MISSING, Any, object)
 
-ApprovalCheck = bool | Callable[[ToolCall, ExecutionContext], bool]
-"""``needs_approval``: always, never, or decided per call."""
+ApprovalCheck = bool | Callable[[ToolCall, ExecutionContext], object]
+"""``needs_approval``: always, never, or decided per call.
+
+A check's result is read as a condition (truthy holds the call); an
+``async def`` check is awaited.
+"""
 
 
 def _check_approval(
     value: object,
-) -> Callable[[ToolCall, ExecutionContext], bool] | bool | None:
+) -> Callable[[ToolCall, ExecutionContext], object] | bool | None:
     if value is False or value is None:
         return None
     if value is True or callable(value):

@@ -91,8 +91,11 @@ def tool(
             (:class:`~toolctx.ToolAnnotations`: read-only, destructive,
             idempotent, open-world), for clients; never enforced.
         needs_approval: Make calls wait for a person: ``True`` for every
-            call, or a function ``(call, context) -> bool`` deciding per
-            call (``call.arguments`` is the checked, decoded mapping). A
+            call, or a function ``(call, context)`` deciding per call
+            (``call.arguments`` is the checked, decoded mapping): its
+            result is read as a condition (anything truthy holds the
+            call), an ``async def`` check is awaited, and a check that
+            raises fails the call. A
             waiting call runs nothing and returns a result whose
             ``approval`` holds the request for
             :meth:`Dispatcher.resume <toolctx.Dispatcher.resume>`.
