@@ -234,6 +234,47 @@ class TestChecked:
             "the format 'uuid', got the string \"x\""
         )
 
+    @pytest.mark.parametrize("path", PATHS)
+    def test_a_ref_that_does_not_resolve_is_an_error_result(
+        self, path: str
+    ) -> None:
+        """A "$ref" is never fetched: unresolved, the call fails cleanly."""
+        schema = {
+            "type": "object",
+            "properties": {"a": {"$ref": "http://127.0.0.1:9/a.json"}},
+        }
+        search = Search(schema)
+        dispatcher = Dispatcher(Registry())
+        dispatcher.registry.register(search, check_arguments=True)
+
+        result = _run(dispatcher, ToolCall("search", {"a": 1}), path)
+
+        assert result.error == (
+            "Invalid arguments for tool 'search': could not check the "
+            'arguments against the tool\'s schema (a "$ref" in it does not '
+            "resolve); the tool cannot be called now"
+        )
+        assert search.seen == []
+
+    def test_a_local_ref_is_followed(self) -> None:
+        """A "$ref" into the schema's own ``$defs`` checks as usual."""
+        schema = {
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/A"}},
+            "$defs": {"A": {"type": "integer"}},
+        }
+        dispatcher = Dispatcher(Registry())
+        dispatcher.registry.register(Search(schema), check_arguments=True)
+
+        assert dispatcher.dispatch(ToolCall("search", {"a": 1})).output == {
+            "hits": [],
+            "args": {"a": 1},
+        }
+        assert dispatcher.dispatch(ToolCall("search", {"a": "1"})).error == (
+            "Invalid arguments for tool 'search': a: expected an integer, "
+            'got the string "1"'
+        )
+
     def test_check_formats_needs_check_arguments(self) -> None:
         """``check_formats`` alone is refused: it would check nothing."""
         with pytest.raises(ValueError, match="needs check_arguments=True"):

@@ -149,11 +149,29 @@ class SchemaStructurer:
             )
             raise SchemaError(msg) from None
         checker = cls.FORMAT_CHECKER if formats else None
-        self._validator = cls(plain, format_checker=checker)
+        # An empty registry: a "$ref" resolves inside the schema or not at
+        # all, never by fetching a URL.
+        registry = importlib.import_module("referencing").Registry()
+        self._validator = cls(plain, format_checker=checker, registry=registry)
         self.structure = self._structure
 
     def _structure(self, args: Mapping[str, object]) -> dict[str, object]:
-        errors = list(self._validator.iter_errors(args))
+        try:
+            errors = list(self._validator.iter_errors(args))
+        except RecursionError:
+            raise ToolArgumentsError(
+                [ArgumentError("", "the arguments are nested too deeply")]
+            ) from None
+        except Exception as exc:
+            # The schema cannot be applied (a "$ref" that resolves to
+            # nothing...): not the model's doing, but no call either.
+            name = type(exc).__name__
+            why = 'a "$ref" in it does not resolve' if "Ref" in name else name
+            msg = (
+                "could not check the arguments against the tool's schema "
+                f"({why}); the tool cannot be called now"
+            )
+            raise ToolArgumentsError([ArgumentError("", msg)]) from exc
         if not errors:
             return args if type(args) is dict else dict(args)
         problems: list[Problem] = []
