@@ -70,17 +70,36 @@ class Search:
 
 
 def _run(dispatcher: Dispatcher, call: ToolCall, path: str) -> ToolResult:
-    """Dispatch *call* on one path: dispatch, adispatch or a batch."""
+    """Dispatch *call* on one path: one call, a batch or a stream."""
     if path == "dispatch":
         return dispatcher.dispatch(call)
     if path == "adispatch":
         return asyncio.run(dispatcher.adispatch(call))
     if path == "dispatch_all":
         return dispatcher.dispatch_all([call])[0]
-    return asyncio.run(dispatcher.adispatch_all([call]))[0]
+    if path == "adispatch_all":
+        return asyncio.run(dispatcher.adispatch_all([call]))[0]
+    if path == "stream":
+        items = list(dispatcher.stream(call))
+    else:
+
+        async def collect() -> list[object]:
+            return [item async for item in dispatcher.astream(call)]
+
+        items = asyncio.run(collect())
+    result = items[-1]
+    assert isinstance(result, ToolResult)
+    return result
 
 
-PATHS = ["dispatch", "adispatch", "dispatch_all", "adispatch_all"]
+PATHS = [
+    "dispatch",
+    "adispatch",
+    "dispatch_all",
+    "adispatch_all",
+    "stream",
+    "astream",
+]
 
 VIOLATIONS = [
     pytest.param(
