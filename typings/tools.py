@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from typing_extensions import assert_type
 
 from toolctx import (
@@ -9,6 +12,7 @@ from toolctx import (
     ExecutionContext,
     FunctionTool,
     Registry,
+    Tool,
     ToolCall,
     ToolChunk,
     ToolDefinition,
@@ -91,3 +95,21 @@ def maybe_who(ctx: ExecutionContext | None = None) -> str:
 
 assert_type(maybe_who(), str)
 assert_type(maybe_who(ExecutionContext(user_id="ada")), str)
+
+
+class PlainTool:
+    """A plain tool class: definition() and execute()."""
+
+    def definition(self) -> ToolDefinition:
+        """Describe it."""
+        return ToolDefinition(name="plain")
+
+    def execute(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Echo the arguments."""
+        return dict(args)
+
+
+assert_type(
+    Registry().register(PlainTool(), check_arguments=True, check_formats=True),
+    Tool,
+)

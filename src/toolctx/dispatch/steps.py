@@ -42,7 +42,7 @@ from toolctx.exceptions import (
     ToolDenied,
     ToolTimeoutError,
 )
-from toolctx.tools.arguments import ArgumentStructurer
+from toolctx.tools.arguments import Structurer
 from toolctx.tools.function import ToolEntry
 
 
@@ -110,7 +110,7 @@ def _argument_message(
 
 
 def structure(
-    call: ToolCall, structurer: ArgumentStructurer, args: Mapping[str, Any]
+    call: ToolCall, structurer: Structurer, args: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Validate *args* with *structurer*; bad arguments raise Failure."""
     try:

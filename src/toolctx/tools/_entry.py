@@ -3,7 +3,8 @@
 The registry compiles one :class:`ToolEntry` per tool at registration:
 what the dispatcher calls and how (:data:`SYNC`, :data:`ASYNC`,
 :data:`STREAM`, :data:`ASYNC_STREAM`), with the argument checks and the
-output step taken from a :class:`~toolctx.FunctionTool`.
+output step taken from a :class:`~toolctx.FunctionTool` (or, for a plain
+tool registered with ``check_arguments=True``, its schema check).
 :mod:`toolctx.tools.function` re-exports all of it.
 """
 
@@ -20,7 +21,7 @@ from toolctx.tools._function_tool import FunctionTool
 
 
 if TYPE_CHECKING:
-    from toolctx.tools.arguments import ArgumentStructurer
+    from toolctx.tools.arguments import Structurer
     from toolctx.tools.protocols import Tool
 
 
@@ -61,7 +62,9 @@ class ToolEntry:
         spread: Call ``fn(**kwargs)`` (a function tool); else ``fn(args)``.
         mode: :data:`SYNC`, :data:`ASYNC`, :data:`STREAM` or
             :data:`ASYNC_STREAM`.
-        structurer: The argument checks of a function tool, else None.
+        structurer: The argument checks of a function tool; for a plain
+            tool, its schema check when registered with
+            ``check_arguments=True``, else None.
         context_parameters: Parameters that receive the call's context.
         output: The output step of a result (for a streaming tool, of
             the list of its chunks).
@@ -88,7 +91,13 @@ class ToolEntry:
         "tool",
     )
 
-    def __init__(self, tool: Tool, definition: ToolDefinition) -> None:
+    def __init__(
+        self,
+        tool: Tool,
+        definition: ToolDefinition,
+        *,
+        check: Structurer | None = None,
+    ) -> None:
         from toolctx._types.output import to_json
         from toolctx.content import content_output
 
@@ -106,8 +115,8 @@ class ToolEntry:
         self.approval: (
             Callable[[ToolCall, ExecutionContext], object] | bool | None
         ) = ft.needs_approval if ft is not None else None
-        self.structurer: ArgumentStructurer | None = (
-            ft.structurer if ft is not None else None
+        self.structurer: Structurer | None = (
+            ft.structurer if ft is not None else check
         )
         self.context_parameters: tuple[str, ...] = (
             tuple(ft.context_parameters) if ft is not None else ()

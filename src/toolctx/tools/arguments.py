@@ -24,7 +24,7 @@ from __future__ import annotations
 import collections.abc as cabc
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Final, Protocol, final
 
 from toolctx._records import ToolResult
 from toolctx._text import message_of
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from toolctx._types.problems import Check, Problem
     from toolctx.tools.params import Param
 
-__all__ = ["ArgumentStructurer", "unstructure_output"]
+__all__ = ["ArgumentStructurer", "Structurer", "unstructure_output"]
 
 _NO_TYPES: Final[frozenset[type]] = frozenset()
 
@@ -61,6 +61,24 @@ def _host_only(cls: type) -> str:
 
 
 refuse((ExecutionContext, ToolResult, Session, CallRecorder), _host_only)
+
+
+class Structurer(Protocol):
+    """A tool's argument step, as the dispatcher runs it.
+
+    :class:`ArgumentStructurer` (a function tool's checks) and the
+    schema check of a plain tool registered with ``check_arguments=True``
+    (:class:`toolctx.tools._schema_arguments.SchemaStructurer`).
+    """
+
+    @property
+    def structure(self) -> Callable[[Mapping[str, object]], dict[str, object]]:
+        """Validate *args*; return what to call with.
+
+        Raises:
+            ToolArgumentsError: Every problem, each with its path.
+        """
+        ...
 
 
 def _argument_errors(problems: list[Problem]) -> list[ArgumentError]:

@@ -17,6 +17,13 @@ class Tool(Protocol):
     :func:`toolctx.execution_context` to read the running call's context.
     ``execute`` may be ``async def``.
 
+    ``execute`` gets the model's decoded JSON object as it is: nothing
+    checks it against ``definition().parameters`` unless the tool is
+    registered with ``Registry.register(tool, check_arguments=True)``
+    (extra ``toolctx[jsonschema]``), which validates every call's
+    arguments against that schema first and answers arguments that do
+    not fit with an error result naming each problem's path.
+
     Example:
         >>> from toolctx import ToolDefinition
         >>> class Echo:

@@ -102,24 +102,57 @@ class Registry(Mapping[str, Tool]):
     # -- registration ------------------------------------------------------
 
     def register(
-        self, tool: Tool | Callable[..., Any], *, replace: bool = False
+        self,
+        tool: Tool | Callable[..., Any],
+        *,
+        replace: bool = False,
+        check_arguments: bool = False,
+        check_formats: bool = False,
     ) -> Tool:
         """Add *tool* under its definition's name and return it.
 
         A plain function is wrapped with :func:`toolctx.tool` first. The
         tool's ``definition()`` is read once, here.
 
+        A :func:`toolctx.tool` function's arguments are always checked
+        against its parameters. A plain tool (``definition()`` and
+        ``execute()``) gets the model's decoded JSON object as it is,
+        unchecked, unless *check_arguments* is true: then each call's
+        arguments are validated against ``definition().parameters`` with
+        the ``jsonschema`` library (extra ``toolctx[jsonschema]``; the
+        schema's ``$schema`` draft, by default Draft 2020-12), and
+        arguments that do not fit become an error result naming every
+        problem by its path, as for a function tool; ``execute`` never
+        sees them.
+
         Args:
             tool: A :class:`~toolctx.Tool` or a typed function.
             replace: Swap out a tool of the same name, keeping its position.
+            check_arguments: Validate a plain tool's arguments against its
+                own schema (a function tool is checked anyway).
+            check_formats: With *check_arguments*, also assert ``format``
+                keywords (``date-time``, ``email``, ``uuid``...), which
+                Draft 2020-12 treats as annotations; formats whose
+                package jsonschema lacks are not checked.
 
         Raises:
             DuplicateToolError: The name is taken and *replace* is false.
             InvalidToolNameError: The definition's name is not valid.
             TypeError: *tool* is neither a Tool nor a function.
+            SchemaError: *check_arguments* is true and the tool's
+                parameters are not a valid JSON Schema.
+            ImportError: *check_arguments* is true and jsonschema is not
+                installed (the message names ``toolctx[jsonschema]``).
+            ValueError: *check_formats* without *check_arguments*.
 
         .. versionadded:: 0.1.0
         """
+        if check_formats and not check_arguments:
+            msg = (
+                "check_formats=True needs check_arguments=True: formats are "
+                "checked as part of the schema check."
+            )
+            raise ValueError(msg)
         if not isinstance(tool, Tool):
             if inspect.isfunction(tool) or inspect.ismethod(tool):
                 tool = FunctionTool(tool)
@@ -138,7 +171,16 @@ class Registry(Mapping[str, Tool]):
             )
             raise TypeError(msg)
         name = check_tool_name(definition.name)
-        entry = ToolEntry(tool, definition)
+        check = None
+        if check_arguments and not isinstance(tool, FunctionTool):
+            from toolctx.tools._schema_arguments import SchemaStructurer
+
+            check = SchemaStructurer(
+                definition.parameters,
+                owner=f"tool {name!r}",
+                formats=check_formats,
+            )
+        entry = ToolEntry(tool, definition, check=check)
         with self._lock:
             if name in self._entries and not replace:
                 raise DuplicateToolError(name)
