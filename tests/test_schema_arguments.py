@@ -356,3 +356,68 @@ class TestUnchecked:
 
         assert not result.is_error, result.error
         assert search.seen == [arguments]
+
+
+class TestPatternsMeanECMA262:
+    r"""A plain tool's ``pattern`` means what JSON Schema says, as @tool's.
+
+    JSON Schema's patterns are ECMA-262 regular expressions: ``$`` is
+    the end of the text and ``\d`` is an ASCII digit. Python's ``re``
+    would let ``"admin\n"`` through ``^[a-z0-9]+$`` and take Arabic
+    digits for ``\d``; the opt-in check refuses both, as every JSON
+    Schema validator and toolctx's own validator do.
+    """
+
+    SCHEMA: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "user": {"type": "string", "pattern": "^[a-z0-9]+$"},
+            "code": {"type": "string", "pattern": "^\\d+$"},
+            "tags": {
+                "type": "object",
+                "patternProperties": {"^[a-z]+$": {"type": "integer"}},
+                "additionalProperties": False,
+            },
+        },
+        "additionalProperties": False,
+    }
+
+    def _call(self, args: dict[str, Any]) -> ToolResult:
+        registry = Registry()
+        registry.register(Search(self.SCHEMA), check_arguments=True)
+        return Dispatcher(registry).dispatch(ToolCall("search", args))
+
+    def test_dollar_is_the_end_of_the_text(self) -> None:
+        r"""``"admin\n"`` does not match ``^[a-z0-9]+$``."""
+        assert not self._call({"user": "admin"}).is_error
+        result = self._call({"user": "admin\n"})
+        assert result.is_error
+        assert "user" in (result.error or "")
+
+    def test_digits_are_ascii(self) -> None:
+        r"""``\d`` takes 0-9 only, not Arabic-Indic digits."""
+        assert not self._call({"code": "123"}).is_error
+        result = self._call({"code": "\u0661\u0662"})
+        assert result.is_error
+        assert "code" in (result.error or "")
+
+    def test_pattern_properties_and_additional_properties(self) -> None:
+        """A key matches ``patternProperties`` by ECMA rules, or is extra."""
+        assert not self._call({"tags": {"red": 1}}).is_error
+        bad_value = self._call({"tags": {"red": "x"}})
+        assert bad_value.is_error
+        assert "tags.red" in (bad_value.error or "")
+        extra = self._call({"tags": {"red\n": 1}})
+        assert extra.is_error
+        assert "tags" in (extra.error or "")
+
+    def test_a_pattern_ecma_does_not_have_is_refused_at_registration(
+        self,
+    ) -> None:
+        r"""Python-only syntax (``\Z``) is a SchemaError naming the pattern."""
+        schema = {
+            "type": "object",
+            "properties": {"q": {"type": "string", "pattern": "^a\\Z"}},
+        }
+        with pytest.raises(SchemaError, match="ECMA-262"):
+            Registry().register(Search(schema), check_arguments=True)

@@ -282,8 +282,15 @@ class Core:
         entry: ToolEntry,
         start: int,
     ) -> ToolResult:
-        """The pending result of a call that waits for a person."""
-        request = self.approvals.request(checked, ctx, entry)
+        """The pending result of a call that waits for a person.
+
+        A request that cannot be made (a context toolctx cannot store)
+        fails the call, with nothing run.
+        """
+        try:
+            request = self.approvals.request(checked, ctx, entry)
+        except BaseException as exc:  # noqa: BLE001 - failure re-raises
+            return self.error(call, ctx, self.failure(call, exc), start)
         recorder = recorder_of(ctx)
         if recorder is not None:
             recorder.close()

@@ -16,6 +16,7 @@ argument by its path.
 from __future__ import annotations
 
 import collections.abc as cabc
+import functools
 import importlib
 import re
 
@@ -31,6 +32,7 @@ from toolctx._types.messages import (
     show_option,
     show_value,
 )
+from toolctx._types.patterns import PatternError, compile_pattern
 from toolctx._types.problems import render_path, unexpected
 from toolctx.exceptions import ArgumentError, SchemaError, ToolArgumentsError
 
@@ -92,7 +94,98 @@ def _validator_class(jsonschema: Any, schema: dict[str, Any]) -> Any:
             "array": lambda _, v: isinstance(v, (list, tuple)),
         }
     )
-    return jsonschema.validators.extend(base, type_checker=checker)
+    return jsonschema.validators.extend(
+        base, _ecma_keywords(jsonschema), type_checker=checker
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _ecma(pattern: str) -> re.Pattern[str]:
+    """*pattern* compiled with its JSON Schema (ECMA-262) meaning."""
+    return compile_pattern(pattern)
+
+
+def _ecma_keywords(jsonschema: Any) -> dict[str, Any]:  # noqa: C901
+    r"""The keywords that read patterns, reading them as ECMA-262.
+
+    ``pattern``, ``patternProperties`` and ``additionalProperties`` mean
+    what they mean on every other path of toolctx: ``$`` is the end of
+    the text, ``\d`` is ASCII.
+    """
+    error = jsonschema.ValidationError
+
+    def pattern(validator: Any, patrn: str, instance: Any, _: Any) -> Any:
+        if validator.is_type(instance, "string") and not _ecma(patrn).search(
+            instance
+        ):
+            yield error(f"{instance!r} does not match {patrn!r}")
+
+    def pattern_properties(
+        validator: Any, patterns: Any, instance: Any, _: Any
+    ) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        for patrn, subschema in patterns.items():
+            for key, value in instance.items():
+                if _ecma(patrn).search(key):
+                    yield from validator.descend(
+                        value, subschema, path=key, schema_path=patrn
+                    )
+
+    def additional_properties(
+        validator: Any, additional: Any, instance: Any, schema: Any
+    ) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        extras = _additional(schema, instance)
+        if validator.is_type(additional, "object"):
+            for extra in extras:
+                yield from validator.descend(
+                    instance[extra], additional, path=extra
+                )
+        elif not additional and extras:
+            names = ", ".join(repr(e) for e in sorted(extras, key=str))
+            verb = "was" if len(extras) == 1 else "were"
+            yield error(
+                f"Additional properties are not allowed ({names} {verb} "
+                "unexpected)"
+            )
+
+    return {
+        "pattern": pattern,
+        "patternProperties": pattern_properties,
+        "additionalProperties": additional_properties,
+    }
+
+
+def _check_patterns(schema: object, owner: str) -> None:
+    """Refuse, at registration, a pattern toolctx cannot run as ECMA-262."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        found = (
+            [node["pattern"]] if isinstance(node.get("pattern"), str) else []
+        )
+        props = node.get("patternProperties")
+        if isinstance(props, dict):
+            found.extend(props)
+        for patrn in found:
+            try:
+                _ecma(patrn)
+            except PatternError as exc:
+                msg = (
+                    f"The parameters of {owner} hold the pattern "
+                    f"{clip(repr(patrn))}, which is not an ECMA-262 "
+                    f"regular expression toolctx can run ({exc}). Fix its "
+                    "definition() or register it without check_arguments."
+                )
+                raise SchemaError(msg) from None
+        stack.extend(node.values())
 
 
 @final
@@ -148,6 +241,7 @@ class SchemaStructurer:
                 f"or register it without check_arguments."
             )
             raise SchemaError(msg) from None
+        _check_patterns(plain, owner)
         checker = cls.FORMAT_CHECKER if formats else None
         # An empty registry: a "$ref" resolves inside the schema or not at
         # all, never by fetching a URL.
@@ -242,7 +336,7 @@ def _additional(
         key
         for key in given
         if key not in properties
-        and not any(re.search(p, str(key)) for p in patterns)
+        and not any(_ecma(p).search(str(key)) for p in patterns)
     ]
 
 
