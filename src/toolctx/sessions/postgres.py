@@ -100,8 +100,8 @@ _PASSWORD = re.compile(
 def _import_psycopg() -> tuple[Any, Any]:
     """Return the ``psycopg`` and ``psycopg_pool`` modules, or explain."""
     try:
-        import psycopg  # noqa: PLC0415 - an optional dependency
-        import psycopg_pool  # noqa: PLC0415
+        import psycopg
+        import psycopg_pool
     except ImportError as exc:
         msg = (
             "The PostgreSQL session stores need psycopg 3 and psycopg-pool: "
@@ -115,7 +115,9 @@ def _scrub(text: str) -> str:
     """*text* with every password of a conninfo or URL masked."""
     return _PASSWORD.sub(
         lambda m: (
-            f"{m.group(1)}***" if m.group(1) else f"{m.group(3)}***{m.group(4)}"
+            f"{m.group(1)}***"
+            if m.group(1)
+            else f"{m.group(3)}***{m.group(4)}"
         ),
         text,
     )
@@ -143,7 +145,7 @@ def _pool_target(pool: Any) -> str:
 def _statements(table: str) -> dict[str, sql.Composed]:
     """The store's statements, with *table* quoted as an identifier."""
     _, _ = _import_psycopg()
-    from psycopg import sql  # noqa: PLC0415 - an optional dependency
+    from psycopg import sql
 
     name = sql.Identifier(table)
 
@@ -271,16 +273,19 @@ class _Base:
         return session.id, tenant, turn, datetime.now(timezone.utc), text
 
 
-def _insert_or_check(
-    locked: tuple[str, int] | None,
+def _planned(
+    locked: tuple[Any, ...] | None,
     row: tuple[str, str, int, datetime, str],
     expected: int | None,
-) -> tuple[str, int] | None:
-    """Check a save against the locked row; None means insert."""
+) -> tuple[Any, ...] | None:
+    """Check a save against the locked row: None to insert, else update."""
     session_id, tenant = row[0], row[1]
-    owner, version = (None, 0) if locked is None else locked
-    check_write(owner, version, tenant, session_id, expected)
-    return locked
+    if locked is None:
+        check_write(None, 0, tenant, session_id, expected)
+        return None
+    version = int(locked[1]) + 1
+    check_write(str(locked[0]), version - 1, tenant, session_id, expected)
+    return (row[2], version, row[3], row[4], session_id, tenant)
 
 
 def _create_sync(conn: psycopg.Connection[Any], create: sql.Composed) -> None:
@@ -347,7 +352,11 @@ class PostgresSessionStore(_Base):
     ) -> None:
         _, psycopg_pool = _import_psycopg()
         owns = isinstance(conninfo, str)
-        target = _target(conninfo) if owns else _pool_target(conninfo)
+        target = (
+            _target(conninfo)
+            if isinstance(conninfo, str)
+            else _pool_target(conninfo)
+        )
         super().__init__(table, tenant_of, timeout, target, owns_pool=owns)
         self._pool: ConnectionPool[Any] | None = None
         if owns:
@@ -456,14 +465,12 @@ class PostgresSessionStore(_Base):
         ):
             for _ in range(2):
                 locked = conn.execute(self._sql["lock"], (row[0],)).fetchone()
-                if _insert_or_check(locked, row, expected_version) is None:
+                update = _planned(locked, row, expected_version)
+                if update is None:
                     if conn.execute(self._sql["insert"], row).rowcount == 1:
                         return
                     continue  # inserted meanwhile by another host: check it
-                cursor = conn.execute(
-                    self._sql["update"],
-                    (row[2], int(locked[1]) + 1, row[3], row[4], row[0], row[1]),  # type: ignore[index]
-                )
+                cursor = conn.execute(self._sql["update"], update)
                 if cursor.rowcount != 1:  # pragma: no cover - checked before
                     raise SessionAccessError(row[0])
                 return
@@ -477,7 +484,7 @@ class PostgresSessionStore(_Base):
         check_id(session_id)
         with self._connection(f"delete session {session_id!r:.80}") as conn:
             cursor = conn.execute(self._sql["delete"], (session_id, tenant))
-            return cursor.rowcount > 0
+            return bool(cursor.rowcount > 0)
 
     def _fetch(self, statement: str, scope: object, session_id: str) -> Any:
         tenant = derive_tenant(self._tenant_of, scope)
@@ -525,7 +532,8 @@ class AsyncPostgresSessionStore(_Base):
         ImportError: psycopg is not installed (``toolctx[postgres]``).
 
     Example:
-        >>> async with AsyncPostgresSessionStore(dsn) as store:  # doctest: +SKIP
+        >>> store = AsyncPostgresSessionStore(dsn)  # doctest: +SKIP
+        >>> async with store:  # doctest: +SKIP
         ...     await store.asave(Auth(), Session("s1"))
 
     .. versionadded:: 0.1.0
@@ -547,7 +555,11 @@ class AsyncPostgresSessionStore(_Base):
     ) -> None:
         _import_psycopg()
         owns = isinstance(conninfo, str)
-        target = _target(conninfo) if owns else _pool_target(conninfo)
+        target = (
+            _target(conninfo)
+            if isinstance(conninfo, str)
+            else _pool_target(conninfo)
+        )
         super().__init__(table, tenant_of, timeout, target, owns_pool=owns)
         self._conninfo = conninfo if owns else None
         self._pool: AsyncConnectionPool[Any] | None = (
@@ -659,15 +671,13 @@ class AsyncPostgresSessionStore(_Base):
             for _ in range(2):
                 cursor = await conn.execute(self._sql["lock"], (row[0],))
                 locked = await cursor.fetchone()
-                if _insert_or_check(locked, row, expected_version) is None:
+                update = _planned(locked, row, expected_version)
+                if update is None:
                     cursor = await conn.execute(self._sql["insert"], row)
                     if cursor.rowcount == 1:
                         return
-                    continue
-                cursor = await conn.execute(
-                    self._sql["update"],
-                    (row[2], int(locked[1]) + 1, row[3], row[4], row[0], row[1]),  # type: ignore[index]
-                )
+                    continue  # inserted meanwhile by another host: check it
+                cursor = await conn.execute(self._sql["update"], update)
                 if cursor.rowcount != 1:  # pragma: no cover - checked before
                     raise SessionAccessError(row[0])
                 return
@@ -685,7 +695,7 @@ class AsyncPostgresSessionStore(_Base):
             cursor = await conn.execute(
                 self._sql["delete"], (session_id, tenant)
             )
-            return cursor.rowcount > 0
+            return bool(cursor.rowcount > 0)
 
     async def _fetch(
         self, statement: str, scope: object, session_id: str
@@ -706,9 +716,11 @@ class AsyncPostgresSessionStore(_Base):
         self, what: str
     ) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
         psycopg, psycopg_pool = _import_psycopg()
-        if self._pool is None or (self._create and self._conninfo is None):
-            if what != "create its table":
-                await self.open()
+        pending = self._pool is None or (
+            self._create and self._conninfo is None
+        )
+        if pending and what != "create its table":
+            await self.open()
         pool = self._pool
         if pool is None:
             raise self._closed_error()
