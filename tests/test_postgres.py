@@ -22,8 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import psycopg
-import psycopg_pool
 import pytest
 
 from toolctx import Dispatcher, Session, ToolCall
@@ -39,6 +37,14 @@ from toolctx.sessions import (
     SQLiteSessionStore,
     aresume_stored,
     resume_stored,
+)
+
+
+psycopg = pytest.importorskip(
+    "psycopg", reason="psycopg is not installed: pip install '.[tests]'"
+)
+psycopg_pool = pytest.importorskip(
+    "psycopg_pool", reason="psycopg is not installed: pip install '.[tests]'"
 )
 
 
