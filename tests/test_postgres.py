@@ -655,3 +655,65 @@ class TestResumeStored:
         for thread in threads:
             thread.join(timeout=TIMEOUT)
         assert (len(ran), len(refused)) == (1, 7)
+
+    def test_unrecorded_outcome_says_the_call_ran(self, setup: Any) -> None:
+        """A store failing after the run: the error says the call ran."""
+        tools, dispatcher = setup
+        inner = InMemorySessionStore()
+        inv = self.held(tools, dispatcher, inner)
+        saves: list[int] = []
+
+        class Failing:
+            """Takes the claim, then fails like a database gone away."""
+
+            load = inner.load
+            version = inner.version
+
+            def save(self, scope: object, session: Session, **kw: Any) -> None:
+                saves.append(1)
+                if len(saves) > 1:
+                    msg = "database gone"
+                    raise SessionStoreError(msg)
+                inner.save(scope, session, **kw)
+
+        scope = tools.Bank("acme", "pw")
+        with pytest.raises(SessionStoreError, match="the call ran") as info:
+            resume_stored(
+                dispatcher, Failing(), scope, "s1", inv, approved=True
+            )
+        assert "database gone" in str(info.value)
+        with pytest.raises(ApprovalError, match="another host claimed it"):
+            resume_stored(dispatcher, inner, scope, "s1", inv, approved=True)
+
+    def test_async_hosts_race_on_postgres(self, setup: Any, dsn: str) -> None:
+        """Four asyncio stores race for one request: it runs once."""
+        tools, dispatcher = setup
+        table = f"sessions_{uuid.uuid4().hex}"
+        with PostgresSessionStore(dsn, table=table) as store:
+            inv = self.held(tools, dispatcher, store)
+        scope = tools.Bank("acme", "pw")
+
+        async def host() -> Any:
+            async with AsyncPostgresSessionStore(dsn, table=table) as mine:
+                return await aresume_stored(
+                    Dispatcher(tools.registry),
+                    mine,
+                    scope,
+                    "s1",
+                    inv,
+                    approved=True,
+                )
+
+        async def race() -> list[Any]:
+            return await asyncio.gather(
+                *(host() for _ in range(4)), return_exceptions=True
+            )
+
+        answers = run(race())
+        refused = [a for a in answers if isinstance(a, ApprovalError)]
+        assert len(refused) == 3, answers
+        with PostgresSessionStore(dsn, table=table) as store:
+            stored = store.load(scope, "s1")
+        assert stored is not None
+        assert len(stored.results) == 1
+        assert stored.pending == {}

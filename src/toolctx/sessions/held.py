@@ -28,7 +28,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, Protocol
 
-from toolctx.exceptions import ApprovalError, SessionConflictError
+from toolctx.exceptions import (
+    ApprovalError,
+    SessionConflictError,
+    SessionStoreError,
+)
 
 
 if TYPE_CHECKING:
@@ -146,7 +150,10 @@ def resume_stored(
             given, approved=approved, reason=reason, context=session
         )
     finally:
-        _settle(store, scope, session, held, (version or 0) + 1)
+        try:
+            _settle(store, scope, session, held, (version or 0) + 1)
+        except SessionStoreError as exc:
+            raise _unrecorded(session, held, exc) from exc
     return result
 
 
@@ -185,18 +192,10 @@ async def aresume_stored(
             given, approved=approved, reason=reason, context=session
         )
     finally:
-        claimed = (version or 0) + 1
-        for _ in range(MAX_ATTEMPTS):
-            try:
-                await store.asave(scope, session, expected_version=claimed)
-                break
-            except SessionConflictError:
-                latest_version = await store.aversion(scope, session_id)
-                latest = await store.aload(scope, session_id)
-                if latest is None:
-                    break
-                session = _merged(latest, session, held)
-                claimed = latest_version or 0
+        try:
+            await _asettle(store, scope, session, held, (version or 0) + 1)
+        except SessionStoreError as exc:
+            raise _unrecorded(session, held, exc) from exc
     return result
 
 
@@ -252,6 +251,45 @@ def _merged(latest: Session, mine: Session, held: ApprovalRequest) -> Session:
     if outcome is not None and latest.outcome(inv) is None:
         latest.record(outcome)
     return latest
+
+
+def _unrecorded(
+    session: Session, held: ApprovalRequest, exc: SessionStoreError
+) -> SessionStoreError:
+    """The error for an outcome the store could not take after the claim."""
+    inv = held.invocation_id
+    if inv in session.pending:
+        what = "nothing ran, but the request could not be put back"
+    else:
+        what = "the call ran (or was declined), but its outcome was not saved"
+    msg = (
+        f"Resuming invocation {inv!r:.80} in session {session.id!r:.80}: "
+        f"{what} ({exc}). It is claimed in the store, so no host runs it "
+        "again; check its effect before asking the person again."
+    )
+    return SessionStoreError(msg)
+
+
+async def _asettle(
+    store: AsyncVersionedStore,
+    scope: object,
+    session: Session,
+    held: ApprovalRequest,
+    claimed: int,
+) -> None:
+    """:func:`_settle` through the async store."""
+    for _ in range(MAX_ATTEMPTS):
+        try:
+            await store.asave(scope, session, expected_version=claimed)
+        except SessionConflictError:
+            latest_version = await store.aversion(scope, session.id)
+            latest = await store.aload(scope, session.id)
+            if latest is None:  # deleted meanwhile: nothing to record in
+                return
+            session = _merged(latest, session, held)
+            claimed = latest_version or 0
+        else:
+            return
 
 
 def _settle(
