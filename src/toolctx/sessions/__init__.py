@@ -3,9 +3,13 @@
 A :class:`toolctx.Session` holds one conversation's identity and state
 in memory. This package saves and restores it:
 
-- :class:`SessionStore` (the protocol), :class:`InMemorySessionStore`
-  and :class:`SQLiteSessionStore`, each isolating tenants
-  (:data:`TenantOf`, :func:`tenant_id_of`);
+- :class:`SessionStore` and :class:`AsyncSessionStore` (the protocols),
+  :class:`InMemorySessionStore`, :class:`SQLiteSessionStore`, and
+  :class:`PostgresSessionStore` / :class:`AsyncPostgresSessionStore` for
+  a database shared by many hosts (``toolctx[postgres]``), each isolating
+  tenants (:data:`TenantOf`, :func:`tenant_id_of`);
+- :func:`resume_stored` / :func:`aresume_stored`: a call held in a stored
+  session, resumed exactly once however many hosts race for it;
 - :func:`session_to_dict` / :func:`session_from_dict`, the versioned JSON
   form the stores write.
 """
@@ -19,13 +23,28 @@ from toolctx.exceptions import (
     SessionStoreError,
 )
 from toolctx.sessions.codec import session_from_dict, session_to_dict
+from toolctx.sessions.held import aresume_stored, resume_stored
 from toolctx.sessions.memory import InMemorySessionStore
+from toolctx.sessions.postgres import (
+    POSTGRES_DDL,
+    AsyncPostgresSessionStore,
+    PostgresSessionStore,
+)
 from toolctx.sessions.sqlite import SQLiteSessionStore
-from toolctx.sessions.store import SessionStore, TenantOf, tenant_id_of
+from toolctx.sessions.store import (
+    AsyncSessionStore,
+    SessionStore,
+    TenantOf,
+    tenant_id_of,
+)
 
 
 __all__ = [
+    "POSTGRES_DDL",
+    "AsyncPostgresSessionStore",
+    "AsyncSessionStore",
     "InMemorySessionStore",
+    "PostgresSessionStore",
     "SQLiteSessionStore",
     "SessionAccessError",
     "SessionConflictError",
@@ -33,6 +52,8 @@ __all__ = [
     "SessionStore",
     "SessionStoreError",
     "TenantOf",
+    "aresume_stored",
+    "resume_stored",
     "session_from_dict",
     "session_to_dict",
     "tenant_id_of",

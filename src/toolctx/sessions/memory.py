@@ -148,3 +148,39 @@ class InMemorySessionStore:
         with self._lock:
             entry = self._entries.get(session_id)
         return None if entry is None or entry.tenant != tenant else entry
+
+    # -- AsyncSessionStore: a dict never blocks, so these answer at once ----
+
+    async def aload(self, scope: object, session_id: str) -> Session | None:
+        """:meth:`load`, for async hosts (:class:`AsyncSessionStore`).
+
+        .. versionadded:: 0.1.0
+        """
+        return self.load(scope, session_id)
+
+    async def asave(
+        self,
+        scope: object,
+        session: Session,
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        """:meth:`save`, for async hosts (:class:`AsyncSessionStore`).
+
+        .. versionadded:: 0.1.0
+        """
+        self.save(scope, session, expected_version=expected_version)
+
+    async def adelete(self, scope: object, session_id: str) -> bool:
+        """:meth:`delete`, for async hosts (:class:`AsyncSessionStore`).
+
+        .. versionadded:: 0.1.0
+        """
+        return self.delete(scope, session_id)
+
+    async def aversion(self, scope: object, session_id: str) -> int | None:
+        """:meth:`version`, for async hosts.
+
+        .. versionadded:: 0.1.0
+        """
+        return self.version(scope, session_id)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import os
 import sqlite3
 import threading
@@ -337,3 +339,45 @@ class SQLiteSessionStore:
         """Create the schema, or check that the file's is one we read."""
         with self._transaction() as conn:
             migrate(conn, self._path, self.SCHEMA_VERSION)
+
+    # -- AsyncSessionStore: SQLite runs in a worker thread, off the loop ----
+    # Cancelled while the thread runs, a save still completes or rolls back
+    # as a whole (the transaction is the thread's).
+
+    async def aload(self, scope: object, session_id: str) -> Session | None:
+        """:meth:`load` in a worker thread (:class:`AsyncSessionStore`).
+
+        .. versionadded:: 0.1.0
+        """
+        return await asyncio.to_thread(self.load, scope, session_id)
+
+    async def asave(
+        self,
+        scope: object,
+        session: Session,
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        """:meth:`save` in a worker thread (:class:`AsyncSessionStore`).
+
+        .. versionadded:: 0.1.0
+        """
+        await asyncio.to_thread(
+            functools.partial(
+                self.save, scope, session, expected_version=expected_version
+            )
+        )
+
+    async def adelete(self, scope: object, session_id: str) -> bool:
+        """:meth:`delete` in a worker thread (:class:`AsyncSessionStore`).
+
+        .. versionadded:: 0.1.0
+        """
+        return await asyncio.to_thread(self.delete, scope, session_id)
+
+    async def aversion(self, scope: object, session_id: str) -> int | None:
+        """:meth:`version` in a worker thread.
+
+        .. versionadded:: 0.1.0
+        """
+        return await asyncio.to_thread(self.version, scope, session_id)

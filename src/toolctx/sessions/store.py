@@ -46,7 +46,7 @@ from toolctx.exceptions import (
 from toolctx.sessions.codec import session_from_dict, session_to_dict
 
 
-__all__ = ["SessionStore", "TenantOf", "tenant_id_of"]
+__all__ = ["AsyncSessionStore", "SessionStore", "TenantOf", "tenant_id_of"]
 
 TenantOf = Callable[[object], str]
 """Derives the tenant (a non-empty ``str``) from a caller's scope."""
@@ -225,6 +225,41 @@ class SessionStore(Protocol):
         ...
 
     def delete(self, scope: object, session_id: str) -> bool:
+        """Delete the session; return whether there was one to delete.
+
+        .. versionadded:: 0.1.0
+        """
+        ...
+
+
+@runtime_checkable
+class AsyncSessionStore(Protocol):
+    """:class:`SessionStore` for asyncio hosts: the same methods, awaited.
+
+    ``aload``, ``asave`` and ``adelete`` behave exactly as ``load``,
+    ``save`` and ``delete`` (tenancy, errors), and never block the event
+    loop: :class:`InMemorySessionStore` answers at once,
+    :class:`SQLiteSessionStore` runs SQLite in a worker thread, and
+    :class:`AsyncPostgresSessionStore` talks to PostgreSQL with asyncio.
+
+    .. versionadded:: 0.1.0
+    """
+
+    async def aload(self, scope: object, session_id: str) -> Session | None:
+        """Return the session saved under *session_id*, or None.
+
+        .. versionadded:: 0.1.0
+        """
+        ...
+
+    async def asave(self, scope: object, session: Session) -> None:
+        """Save *session* atomically, replacing any earlier version.
+
+        .. versionadded:: 0.1.0
+        """
+        ...
+
+    async def adelete(self, scope: object, session_id: str) -> bool:
         """Delete the session; return whether there was one to delete.
 
         .. versionadded:: 0.1.0
