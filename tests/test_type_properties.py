@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
+import typing
 
 from typing import Annotated, Any, Literal, Optional
 
@@ -285,6 +286,11 @@ class TestMisplacedConstraints:
         """
         tp, constraint = case
         annotation: Any = Annotated[tp, constraint]
+        if annotation.__metadata__[0] is not constraint:
+            # typing caches Annotated[...] by equality, and Gt(True) ==
+            # Gt(1): build the alias itself so the drawn constraint is
+            # the one the tool sees.
+            annotation = typing._AnnotatedAlias(tp, (constraint,))  # type: ignore[attr-defined]
         if nested:
             annotation = dataclasses.make_dataclass(
                 "Holder", [("inner", annotation)]
