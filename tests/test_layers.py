@@ -2,8 +2,8 @@
 
 The layers, bottom first (ARCHITECTURE.md):
 
-0. leaf utilities (``_text``, ``_docstrings``, ``_docstring_sections``,
-   ``_frozen``, ``_ids``);
+0. leaf utilities (``_text``, ``_docstrings``, ``_frozen``, ``_ids``,
+   ``_builders``);
 1. ``exceptions``;
 2. ``_types``: the type model, which knows no toolctx domain class;
 3. ``_records``: ``ToolCall``, ``ToolResult``, ``ToolChunk``,
@@ -39,7 +39,6 @@ import toolctx
 LAYERS: list[tuple[int, str]] = [
     (0, "toolctx._text"),
     (0, "toolctx._docstrings"),
-    (0, "toolctx._docstring_sections"),
     (0, "toolctx._frozen"),
     (0, "toolctx._ids"),
     (0, "toolctx._builders"),

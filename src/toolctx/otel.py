@@ -17,15 +17,36 @@ which installs ``opentelemetry-api``); ``import toolctx`` never imports
 it, nor OpenTelemetry.
 
 .. versionadded:: 0.1.0
+
+The GenAI semantic conventions' attribute names are spelled out here, so
+that only ``opentelemetry-api`` is needed at run time. Text from the
+model (a tool name, a call id, arguments) is
+:func:`~toolctx._text.escaped` before it becomes a span attribute, so that
+an exporter can encode it. W3C trace context travels in a call's metadata
+under the ``traceparent`` and ``tracestate`` keys.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 
 from collections.abc import Callable, Mapping
 from contextvars import Token
-from typing import TypeAlias, final
+from typing import Any, TypeAlias, final
+
+import attrs
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace.propagation.tracecontext import (
+    TraceContextTextMapPropagator,
+)
+
+from toolctx._records import ToolCall, ToolResult
+from toolctx._text import escaped
+from toolctx.context.execution import ExecutionContext
+from toolctx.tools.registry import Registry
 
 
 try:
@@ -38,29 +59,6 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
         "the extra: pip install 'toolctx[otel]' (or opentelemetry-api)."
     )
     raise ImportError(msg) from exc
-
-from toolctx._otel_attributes import (
-    EXECUTE_TOOL,
-    OPERATION_NAME,
-    TOOL_CALL_ARGUMENTS,
-    TOOL_CALL_ID,
-    TOOL_DESCRIPTION,
-    TOOL_NAME,
-    TOOL_TYPE,
-    arguments_text,
-    record_result,
-)
-from toolctx._otel_propagation import (
-    TRACEPARENT,
-    TRACESTATE,
-    has_valid_span,
-    remote_parent,
-    with_trace_headers,
-)
-from toolctx._records import ToolCall, ToolResult
-from toolctx._text import escaped
-from toolctx.context.execution import ExecutionContext
-from toolctx.tools.registry import Registry
 
 
 __all__ = [
@@ -359,3 +357,105 @@ def inject_traceparent(
     .. versionadded:: 0.1.0
     """
     return with_trace_headers(context, otel)
+
+
+# The GenAI semantic conventions' names (the string values of
+# opentelemetry.semconv._incubating.attributes.gen_ai_attributes).
+OPERATION_NAME = "gen_ai.operation.name"
+EXECUTE_TOOL = "execute_tool"
+TOOL_NAME = "gen_ai.tool.name"
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+TOOL_DESCRIPTION = "gen_ai.tool.description"
+TOOL_TYPE = "gen_ai.tool.type"
+TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
+TOOL_CALL_RESULT = "gen_ai.tool.call.result"
+ERROR_TYPE = "error.type"  # opentelemetry.semconv.attributes
+TOOL_ERROR = "tool_error"
+
+
+def record_result(
+    span: trace.Span, result: ToolResult, *, output: bool
+) -> None:
+    """Set *result* on *span*: its output (if *output*) or its failure."""
+    if not result.is_error:
+        if output:
+            span.set_attribute(TOOL_CALL_RESULT, json_text(result.output))
+        return
+    exception = result.exception
+    error_type = (
+        type(exception).__qualname__ if exception is not None else TOOL_ERROR
+    )
+    span.set_attribute(ERROR_TYPE, error_type)
+    if exception is not None:
+        span.record_exception(exception)
+    span.set_status(trace.Status(trace.StatusCode.ERROR, result.error))
+
+
+def arguments_text(arguments: str | bytes | Mapping[str, Any] | None) -> str:
+    """The model's *arguments* as JSON text, as a span attribute."""
+    if isinstance(arguments, str):
+        return escaped(arguments)
+    if isinstance(arguments, bytes):
+        return arguments.decode(errors="replace")
+    if arguments is None:
+        return "{}"
+    return json_text(dict(arguments))
+
+
+def json_text(value: Any) -> str:
+    """*value* as JSON text (a string as is), as a span attribute."""
+    if isinstance(value, str):
+        return escaped(value)
+    return escaped(json.dumps(value, ensure_ascii=False, default=repr))
+
+
+TRACEPARENT = "traceparent"
+"""The metadata key holding a W3C ``traceparent`` header value.
+
+.. versionadded:: 0.1.0
+"""
+
+TRACESTATE = "tracestate"
+"""The metadata key holding a W3C ``tracestate`` header value.
+
+.. versionadded:: 0.1.0
+"""
+
+_W3C = TraceContextTextMapPropagator()
+
+
+def with_trace_headers(
+    context: ExecutionContext, otel: otel_context.Context | None
+) -> ExecutionContext:
+    """*context* with *otel*'s span headers in its metadata, if valid.
+
+    Without a valid span in *otel* (the current context when None),
+    *context* itself.
+    """
+    carrier: dict[str, str] = {}
+    _W3C.inject(carrier, context=otel)
+    if not carrier:
+        return context
+    metadata = {k: v for k, v in context.metadata.items() if k != TRACESTATE}
+    metadata.update(carrier)  # a stale tracestate must not outlive its span
+    return attrs.evolve(context, metadata=metadata)
+
+
+def has_valid_span(ctx: otel_context.Context) -> bool:
+    """Whether *ctx* holds a valid span (a local or remote parent)."""
+    return trace.get_current_span(ctx).get_span_context().is_valid
+
+
+def remote_parent(
+    metadata: Mapping[str, object], ctx: otel_context.Context
+) -> otel_context.Context:
+    """*ctx* with the remote span of ``metadata["traceparent"]``, if valid."""
+    traceparent = metadata.get(TRACEPARENT)
+    if not isinstance(traceparent, str):
+        return ctx
+    carrier = {TRACEPARENT: traceparent}
+    tracestate = metadata.get(TRACESTATE)
+    if isinstance(tracestate, str):
+        carrier[TRACESTATE] = tracestate
+    # An invalid header leaves ctx as it was: the span starts a new trace.
+    return _W3C.extract(carrier, context=ctx)
