@@ -26,7 +26,8 @@ from toolctx._frozen import (
 )
 from toolctx._ids import new_invocation_id
 from toolctx._records import ToolProgress, ToolResult
-from toolctx.context.keys import MISSING, ContextKey, RawValue
+from toolctx._types.nodes import MISSING
+from toolctx.context.keys import ContextKey, RawValue
 from toolctx.exceptions import MissingContextValueError, ScopeError
 
 

@@ -42,9 +42,9 @@ from typing import (
 from typing_extensions import ParamSpec
 
 from toolctx._records import ToolAnnotations, ToolCall, ToolDefinition
+from toolctx._types.nodes import MISSING, type_name
 from toolctx.context.current import get_current
 from toolctx.context.execution import ExecutionContext
-from toolctx.context.keys import MISSING, type_name
 from toolctx.exceptions import (
     InvalidToolNameError,
     NoExecutionContextError,
@@ -486,7 +486,7 @@ class FunctionTool(Generic[P, R]):
 
         .. versionadded:: 0.1.0
         """
-        from toolctx.tools.arguments import unstructure_output
+        from toolctx._types.output import to_json
 
         kwargs = self.structure_arguments(args)
         if self.context_parameters:
@@ -498,13 +498,13 @@ class FunctionTool(Generic[P, R]):
         fn: Callable[..., Any] = self.fn
         if self.is_async:
             return _unstructure_later(fn(**kwargs))
-        return unstructure_output(fn(**kwargs))
+        return to_json(fn(**kwargs))
 
 
 async def _unstructure_later(awaitable: Any) -> Any:
-    from toolctx.tools.arguments import unstructure_output
+    from toolctx._types.output import to_json
 
-    return unstructure_output(await awaitable)
+    return to_json(await awaitable)
 
 
 _SAYS_NOTHING: Final = (MISSING, Any, object)
