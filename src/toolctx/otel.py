@@ -232,17 +232,17 @@ class OpenTelemetryInterceptor:
         """
         attributes = self._start_attributes(call, context)
         parent = otel_context.get_current()
-        if self.continue_traceparent and not has_valid_span(parent):
-            parent = remote_parent(context.metadata, parent)
+        if self.continue_traceparent and not _has_valid_span(parent):
+            parent = _remote_parent(context.metadata, parent)
         span = self._tracer.start_span(
-            f"{EXECUTE_TOOL} {escaped(call.name)}",
+            f"{_EXECUTE_TOOL} {escaped(call.name)}",
             context=parent,
             kind=trace.SpanKind.INTERNAL,
             attributes=attributes,
         )
         current = trace.set_span_in_context(span, parent)
         if self.propagate_traceparent:
-            context = with_trace_headers(context, current)
+            context = _with_trace_headers(context, current)
         token = otel_context.attach(current)
         key = context.invocation_id
         with self._lock:
@@ -269,7 +269,7 @@ class OpenTelemetryInterceptor:
         span = entry.span
         try:
             if span.is_recording():
-                record_result(span, result, output=self.record_output)
+                _record_result(span, result, output=self.record_output)
         finally:
             otel_context.detach(entry.token)
             span.end()
@@ -289,7 +289,7 @@ class OpenTelemetryInterceptor:
         .. versionadded:: 0.2.0
         """
         attributes = self._start_attributes(call, context)
-        del attributes[OPERATION_NAME]
+        del attributes[_OPERATION_NAME]
         attributes["toolctx.approval"] = (
             "requested" if result.approval is not None else "declined"
         )
@@ -303,18 +303,18 @@ class OpenTelemetryInterceptor:
         self, call: ToolCall, context: ExecutionContext
     ) -> dict[str, AttributeValue]:
         attributes: dict[str, AttributeValue] = {
-            OPERATION_NAME: EXECUTE_TOOL,
-            TOOL_NAME: escaped(call.name),
-            TOOL_TYPE: "function",
+            _OPERATION_NAME: _EXECUTE_TOOL,
+            _TOOL_NAME: escaped(call.name),
+            _TOOL_TYPE: "function",
         }
         if call.id is not None:
-            attributes[TOOL_CALL_ID] = escaped(call.id)
+            attributes[_TOOL_CALL_ID] = escaped(call.id)
         if self._registry is not None:
             entry = self._registry.entry(call.name)
             if entry is not None and entry.definition.description:
-                attributes[TOOL_DESCRIPTION] = entry.definition.description
+                attributes[_TOOL_DESCRIPTION] = entry.definition.description
         if self.record_arguments:
-            attributes[TOOL_CALL_ARGUMENTS] = arguments_text(call.arguments)
+            attributes[_TOOL_CALL_ARGUMENTS] = _arguments_text(call.arguments)
         attributes["toolctx.invocation_id"] = context.invocation_id
         ids = {
             "toolctx.parent_invocation_id": context.parent_invocation_id,
@@ -356,42 +356,42 @@ def inject_traceparent(
 
     .. versionadded:: 0.1.0
     """
-    return with_trace_headers(context, otel)
+    return _with_trace_headers(context, otel)
 
 
 # The GenAI semantic conventions' names (the string values of
 # opentelemetry.semconv._incubating.attributes.gen_ai_attributes).
-OPERATION_NAME = "gen_ai.operation.name"
-EXECUTE_TOOL = "execute_tool"
-TOOL_NAME = "gen_ai.tool.name"
-TOOL_CALL_ID = "gen_ai.tool.call.id"
-TOOL_DESCRIPTION = "gen_ai.tool.description"
-TOOL_TYPE = "gen_ai.tool.type"
-TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
-TOOL_CALL_RESULT = "gen_ai.tool.call.result"
-ERROR_TYPE = "error.type"  # opentelemetry.semconv.attributes
-TOOL_ERROR = "tool_error"
+_OPERATION_NAME = "gen_ai.operation.name"
+_EXECUTE_TOOL = "execute_tool"
+_TOOL_NAME = "gen_ai.tool.name"
+_TOOL_CALL_ID = "gen_ai.tool.call.id"
+_TOOL_DESCRIPTION = "gen_ai.tool.description"
+_TOOL_TYPE = "gen_ai.tool.type"
+_TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
+_TOOL_CALL_RESULT = "gen_ai.tool.call.result"
+_ERROR_TYPE = "error.type"  # opentelemetry.semconv.attributes
+_TOOL_ERROR = "tool_error"
 
 
-def record_result(
+def _record_result(
     span: trace.Span, result: ToolResult, *, output: bool
 ) -> None:
     """Set *result* on *span*: its output (if *output*) or its failure."""
     if not result.is_error:
         if output:
-            span.set_attribute(TOOL_CALL_RESULT, json_text(result.output))
+            span.set_attribute(_TOOL_CALL_RESULT, _json_text(result.output))
         return
     exception = result.exception
     error_type = (
-        type(exception).__qualname__ if exception is not None else TOOL_ERROR
+        type(exception).__qualname__ if exception is not None else _TOOL_ERROR
     )
-    span.set_attribute(ERROR_TYPE, error_type)
+    span.set_attribute(_ERROR_TYPE, error_type)
     if exception is not None:
         span.record_exception(exception)
     span.set_status(trace.Status(trace.StatusCode.ERROR, result.error))
 
 
-def arguments_text(arguments: str | bytes | Mapping[str, Any] | None) -> str:
+def _arguments_text(arguments: str | bytes | Mapping[str, Any] | None) -> str:
     """The model's *arguments* as JSON text, as a span attribute."""
     if isinstance(arguments, str):
         return escaped(arguments)
@@ -399,10 +399,10 @@ def arguments_text(arguments: str | bytes | Mapping[str, Any] | None) -> str:
         return arguments.decode(errors="replace")
     if arguments is None:
         return "{}"
-    return json_text(dict(arguments))
+    return _json_text(dict(arguments))
 
 
-def json_text(value: Any) -> str:
+def _json_text(value: Any) -> str:
     """*value* as JSON text (a string as is), as a span attribute."""
     if isinstance(value, str):
         return escaped(value)
@@ -424,7 +424,7 @@ TRACESTATE = "tracestate"
 _W3C = TraceContextTextMapPropagator()
 
 
-def with_trace_headers(
+def _with_trace_headers(
     context: ExecutionContext, otel: otel_context.Context | None
 ) -> ExecutionContext:
     """*context* with *otel*'s span headers in its metadata, if valid.
@@ -441,12 +441,12 @@ def with_trace_headers(
     return attrs.evolve(context, metadata=metadata)
 
 
-def has_valid_span(ctx: otel_context.Context) -> bool:
+def _has_valid_span(ctx: otel_context.Context) -> bool:
     """Whether *ctx* holds a valid span (a local or remote parent)."""
     return trace.get_current_span(ctx).get_span_context().is_valid
 
 
-def remote_parent(
+def _remote_parent(
     metadata: Mapping[str, object], ctx: otel_context.Context
 ) -> otel_context.Context:
     """*ctx* with the remote span of ``metadata["traceparent"]``, if valid."""

@@ -330,18 +330,6 @@ def results_message(results: Iterable[ToolResult]) -> UserMessageParam:
     return {"role": "user", "content": [result_block(r) for r in checked]}
 
 
-__all__ = [
-    "Base64Source",
-    "DocumentBlock",
-    "ImageBlock",
-    "InputSchemaTyped",
-    "TextBlock",
-    "ToolParam",
-    "ToolResultBlockParam",
-    "UserMessageParam",
-]
-
-
 class InputSchemaTyped(TypedDict, total=False):
     """The typed form of ``input_schema`` (toolctx sends a plain dict).
 

@@ -367,17 +367,6 @@ def results_message(results: Iterable[ToolResult]) -> ContentDict:
     return {"role": "user", "parts": [result_part(r) for r in checked]}
 
 
-__all__ = [
-    "ContentDict",
-    "FunctionDeclarationDict",
-    "FunctionResponseBlob",
-    "FunctionResponseDict",
-    "FunctionResponsePart",
-    "PartDict",
-    "ToolDict",
-]
-
-
 class FunctionDeclarationDict(TypedDict, total=False):
     """One function declaration (``types.FunctionDeclarationDict``).
 

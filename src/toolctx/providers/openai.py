@@ -349,18 +349,6 @@ def _responses_part(
     return {"type": "input_text", "text": notice(part, why)}
 
 
-__all__ = [
-    "ChatCompletionFunctionToolParam",
-    "ChatCompletionToolMessageParam",
-    "FunctionCallOutput",
-    "FunctionDefinition",
-    "FunctionToolParam",
-    "InputFilePart",
-    "InputImagePart",
-    "InputTextPart",
-]
-
-
 class FunctionDefinition(TypedDict, total=False):
     """The ``function`` of a Chat Completions tool (``FunctionDefinition``).
 

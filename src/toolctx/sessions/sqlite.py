@@ -1,6 +1,6 @@
 """:class:`SQLiteSessionStore`: sessions in an SQLite database file.
 
-Here too: its table layout (one :class:`Row` per session), creating that
+Here too: its table layout (one row per session), creating that
 schema in a new file or checking the version of an existing one, and what
 the store says when SQLite fails: each message names the file and the fix.
 """
@@ -226,7 +226,7 @@ class SQLiteSessionStore:
             check_write(owner, version, tenant, session.id, expected_version)
             self._write(
                 conn,
-                Row(
+                _Row(
                     session.id,
                     tenant,
                     session.turn,
@@ -262,7 +262,7 @@ class SQLiteSessionStore:
     def _write(
         self,
         conn: sqlite3.Connection,
-        row: Row,
+        row: _Row,
         *,
         exists: bool,
     ) -> None:
@@ -340,15 +340,17 @@ class SQLiteSessionStore:
         try:
             yield
         except sqlite3.Error as exc:
-            raise SessionStoreError(database_message(self._path, exc)) from exc
+            raise SessionStoreError(
+                _database_message(self._path, exc)
+            ) from exc
 
     def _migrate(self) -> None:
         """Create the schema, or check that the file's is one we read."""
         with self._transaction() as conn:
-            migrate(conn, self._path, self.SCHEMA_VERSION)
+            _migrate(conn, self._path, self.SCHEMA_VERSION)
 
 
-class Row(NamedTuple):
+class _Row(NamedTuple):
     """One row of ``toolctx_sessions``, in column order."""
 
     session_id: str
@@ -359,7 +361,7 @@ class Row(NamedTuple):
     data: str
 
 
-SCHEMA = (
+_SCHEMA = (
     """
     CREATE TABLE toolctx_sessions (
         session_id TEXT PRIMARY KEY NOT NULL,
@@ -377,7 +379,7 @@ SCHEMA = (
 )
 
 
-def migrate(conn: sqlite3.Connection, path: str, version: int) -> None:
+def _migrate(conn: sqlite3.Connection, path: str, version: int) -> None:
     """Create the schema in *conn*, or check that the file's is *version*.
 
     Runs inside the store's open write transaction.
@@ -393,7 +395,7 @@ def migrate(conn: sqlite3.Connection, path: str, version: int) -> None:
         "SELECT value FROM toolctx_meta WHERE key = 'schema_version'"
     ).fetchone()
     if row is None:
-        for statement in SCHEMA:
+        for statement in _SCHEMA:
             conn.execute(statement)
         conn.execute(
             "INSERT INTO toolctx_meta (key, value) "
@@ -417,7 +419,7 @@ def _schema_message(path: str, found: object, version: int) -> str:
     return f"{head} No toolctx writes that version: use another file."
 
 
-def database_message(path: str, exc: sqlite3.Error) -> str:
+def _database_message(path: str, exc: sqlite3.Error) -> str:
     """The message of the store error raised for SQLite's *exc* on *path*."""
     where = f"The session database {path!r}"
     text = str(exc)[:MAX_SHOWN]
