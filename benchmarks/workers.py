@@ -8,7 +8,7 @@ Every case sends the same trivial sync body (it reads a ContextVar the
 caller bound and returns 3) to a worker thread and awaits it:
 
 - ``_workers.submit``: toolctx's dedicated pool (``toolctx.dispatch.workers``),
-  the body wrapped in ``_awaiting.in_thread`` by the pool;
+  the body wrapped in ``_workers.in_thread`` by the pool;
 - ``run_in_executor``: what ``adispatch`` does without the pool,
   ``loop.run_in_executor(None, copy_context().run, in_thread, body)``;
 - ``asyncio.to_thread(body)``;
@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import toolctx
 
 from _harness import Case, measure
-from toolctx.dispatch import awaiting as _awaiting
+from toolctx.dispatch import run as _run
 from toolctx.dispatch import workers as _workers
 
 
@@ -82,15 +82,15 @@ async def peers_async_floor() -> int:
 
 
 async def pool_submit() -> int:
-    return _awaiting.thread_result(await _workers.submit(body))
+    return _run.thread_result(await _workers.submit(body))
 
 
 async def run_in_executor() -> int:
     loop = asyncio.get_running_loop()
     outcome = await loop.run_in_executor(
-        None, contextvars.copy_context().run, _awaiting.in_thread, body
+        None, contextvars.copy_context().run, _workers.in_thread, body
     )
-    return _awaiting.thread_result(outcome)
+    return _run.thread_result(outcome)
 
 
 async def to_thread() -> int:

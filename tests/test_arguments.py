@@ -37,14 +37,14 @@ from toolctx import (
 )
 from toolctx._types import output
 from toolctx._types.model import Analysis
-from toolctx._types.nodes import Kind
+from toolctx._types.nodes import MISSING, Kind
 from toolctx._types.nodes import Node as TypeNode
+from toolctx._types.output import to_json as unstructure_output
 from toolctx._types.schema import parameters_schema
 from toolctx._types.validate import Compiler
 from toolctx._types.values import structure_value, unstructure_value
-from toolctx.context.keys import MISSING
 from toolctx.exceptions import SchemaError, ToolArgumentsError
-from toolctx.tools.arguments import ArgumentStructurer, unstructure_output
+from toolctx.tools.arguments import ArgumentStructurer
 from toolctx.tools.params import Param
 
 

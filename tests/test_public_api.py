@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import inspect
+import pickle
 import types
 import typing
+
+from pathlib import Path
+
+import pytest
 
 import toolctx
 
@@ -97,3 +104,68 @@ class TestPublicAPI:
     def test_version(self) -> None:
         """__version__ comes from the installed metadata."""
         assert toolctx.__version__ == "0.1.0"
+
+
+MERGED_PUBLIC_MODULES = [
+    "toolctx.exceptions",
+    "toolctx.otel",
+    "toolctx.providers.anthropic",
+    "toolctx.providers.gemini",
+    "toolctx.providers.openai",
+    "toolctx.sessions.sqlite",
+]
+"""Public modules that private modules were merged into."""
+
+
+def _defined_names(module: types.ModuleType) -> set[str]:
+    """The names *module*'s own file defines at its top level."""
+    tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        ):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(
+            node.target, ast.Name
+        ):
+            names.add(node.target.id)
+    return names - {"__all__"}
+
+
+class TestPublicModules:
+    """Names in public modules say what is public: ``__all__`` or ``_``."""
+
+    @pytest.mark.parametrize("name", MERGED_PUBLIC_MODULES)
+    def test_all_names_are_importable(self, name: str) -> None:
+        """Every name a public module lists in __all__ imports from it."""
+        module = importlib.import_module(name)
+        missing = [n for n in module.__all__ if not hasattr(module, n)]
+        assert missing == []
+
+    @pytest.mark.parametrize("name", MERGED_PUBLIC_MODULES)
+    def test_every_name_defined_is_listed_or_private(self, name: str) -> None:
+        """A public module's own names are in __all__ or start with ``_``."""
+        module = importlib.import_module(name)
+        unmarked = sorted(
+            n
+            for n in _defined_names(module)
+            if not n.startswith("_") and n not in module.__all__
+        )
+        assert unmarked == []
+
+    def test_exceptions_pickle_by_their_public_module(self) -> None:
+        """Exceptions name ``toolctx.exceptions`` in a pickle, not a helper."""
+        from toolctx import exceptions
+
+        for name in exceptions.__all__:
+            obj = getattr(exceptions, name)
+            if inspect.isclass(obj):
+                assert obj.__module__ == "toolctx.exceptions", name
+        error = exceptions.UnknownToolError("missing", ["a", "b"])
+        data = pickle.dumps(error)
+        assert b"toolctx.exceptions" in data
+        again = pickle.loads(data)
+        assert (type(again), str(again)) == (type(error), str(error))

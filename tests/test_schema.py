@@ -29,10 +29,10 @@ from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
 
 from toolctx._types.forms import is_hashable as is_hashable_type
-from toolctx._types.nodes import SUPPORTED_TYPES
+from toolctx._types.instance import matches
+from toolctx._types.nodes import MISSING, SUPPORTED_TYPES
 from toolctx._types.schema import parameters_schema, type_schema
 from toolctx._types.schema_values import json_default
-from toolctx.context.keys import MISSING, matches
 from toolctx.exceptions import SchemaError
 from toolctx.tools.params import Param
 

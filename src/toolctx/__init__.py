@@ -27,10 +27,12 @@ from toolctx._records import (
     ToolProgress,
     ToolResult,
 )
-from toolctx.context._reports import publish, report_progress, set_state
 from toolctx.context.current import (
     current_context,
     execution_context,
+    publish,
+    report_progress,
+    set_state,
     use_context,
 )
 from toolctx.context.execution import ExecutionContext

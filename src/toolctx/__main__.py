@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolctx.cli import main
+from toolctx.cli._main import main
 
 
 if __name__ == "__main__":

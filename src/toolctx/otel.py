@@ -17,15 +17,36 @@ which installs ``opentelemetry-api``); ``import toolctx`` never imports
 it, nor OpenTelemetry.
 
 .. versionadded:: 0.1.0
+
+The GenAI semantic conventions' attribute names are spelled out here, so
+that only ``opentelemetry-api`` is needed at run time. Text from the
+model (a tool name, a call id, arguments) is
+:func:`~toolctx._text.escaped` before it becomes a span attribute, so that
+an exporter can encode it. W3C trace context travels in a call's metadata
+under the ``traceparent`` and ``tracestate`` keys.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 
 from collections.abc import Callable, Mapping
 from contextvars import Token
-from typing import TypeAlias, final
+from typing import Any, TypeAlias, final
+
+import attrs
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace.propagation.tracecontext import (
+    TraceContextTextMapPropagator,
+)
+
+from toolctx._records import ToolCall, ToolResult
+from toolctx._text import escaped
+from toolctx.context.execution import ExecutionContext
+from toolctx.tools.registry import Registry
 
 
 try:
@@ -38,29 +59,6 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
         "the extra: pip install 'toolctx[otel]' (or opentelemetry-api)."
     )
     raise ImportError(msg) from exc
-
-from toolctx._otel_attributes import (
-    EXECUTE_TOOL,
-    OPERATION_NAME,
-    TOOL_CALL_ARGUMENTS,
-    TOOL_CALL_ID,
-    TOOL_DESCRIPTION,
-    TOOL_NAME,
-    TOOL_TYPE,
-    arguments_text,
-    record_result,
-)
-from toolctx._otel_propagation import (
-    TRACEPARENT,
-    TRACESTATE,
-    has_valid_span,
-    remote_parent,
-    with_trace_headers,
-)
-from toolctx._records import ToolCall, ToolResult
-from toolctx._text import escaped
-from toolctx.context.execution import ExecutionContext
-from toolctx.tools.registry import Registry
 
 
 __all__ = [
@@ -234,17 +232,17 @@ class OpenTelemetryInterceptor:
         """
         attributes = self._start_attributes(call, context)
         parent = otel_context.get_current()
-        if self.continue_traceparent and not has_valid_span(parent):
-            parent = remote_parent(context.metadata, parent)
+        if self.continue_traceparent and not _has_valid_span(parent):
+            parent = _remote_parent(context.metadata, parent)
         span = self._tracer.start_span(
-            f"{EXECUTE_TOOL} {escaped(call.name)}",
+            f"{_EXECUTE_TOOL} {escaped(call.name)}",
             context=parent,
             kind=trace.SpanKind.INTERNAL,
             attributes=attributes,
         )
         current = trace.set_span_in_context(span, parent)
         if self.propagate_traceparent:
-            context = with_trace_headers(context, current)
+            context = _with_trace_headers(context, current)
         token = otel_context.attach(current)
         key = context.invocation_id
         with self._lock:
@@ -271,7 +269,7 @@ class OpenTelemetryInterceptor:
         span = entry.span
         try:
             if span.is_recording():
-                record_result(span, result, output=self.record_output)
+                _record_result(span, result, output=self.record_output)
         finally:
             otel_context.detach(entry.token)
             span.end()
@@ -291,7 +289,7 @@ class OpenTelemetryInterceptor:
         .. versionadded:: 0.2.0
         """
         attributes = self._start_attributes(call, context)
-        del attributes[OPERATION_NAME]
+        del attributes[_OPERATION_NAME]
         attributes["toolctx.approval"] = (
             "requested" if result.approval is not None else "declined"
         )
@@ -305,18 +303,18 @@ class OpenTelemetryInterceptor:
         self, call: ToolCall, context: ExecutionContext
     ) -> dict[str, AttributeValue]:
         attributes: dict[str, AttributeValue] = {
-            OPERATION_NAME: EXECUTE_TOOL,
-            TOOL_NAME: escaped(call.name),
-            TOOL_TYPE: "function",
+            _OPERATION_NAME: _EXECUTE_TOOL,
+            _TOOL_NAME: escaped(call.name),
+            _TOOL_TYPE: "function",
         }
         if call.id is not None:
-            attributes[TOOL_CALL_ID] = escaped(call.id)
+            attributes[_TOOL_CALL_ID] = escaped(call.id)
         if self._registry is not None:
             entry = self._registry.entry(call.name)
             if entry is not None and entry.definition.description:
-                attributes[TOOL_DESCRIPTION] = entry.definition.description
+                attributes[_TOOL_DESCRIPTION] = entry.definition.description
         if self.record_arguments:
-            attributes[TOOL_CALL_ARGUMENTS] = arguments_text(call.arguments)
+            attributes[_TOOL_CALL_ARGUMENTS] = _arguments_text(call.arguments)
         attributes["toolctx.invocation_id"] = context.invocation_id
         ids = {
             "toolctx.parent_invocation_id": context.parent_invocation_id,
@@ -358,4 +356,106 @@ def inject_traceparent(
 
     .. versionadded:: 0.1.0
     """
-    return with_trace_headers(context, otel)
+    return _with_trace_headers(context, otel)
+
+
+# The GenAI semantic conventions' names (the string values of
+# opentelemetry.semconv._incubating.attributes.gen_ai_attributes).
+_OPERATION_NAME = "gen_ai.operation.name"
+_EXECUTE_TOOL = "execute_tool"
+_TOOL_NAME = "gen_ai.tool.name"
+_TOOL_CALL_ID = "gen_ai.tool.call.id"
+_TOOL_DESCRIPTION = "gen_ai.tool.description"
+_TOOL_TYPE = "gen_ai.tool.type"
+_TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
+_TOOL_CALL_RESULT = "gen_ai.tool.call.result"
+_ERROR_TYPE = "error.type"  # opentelemetry.semconv.attributes
+_TOOL_ERROR = "tool_error"
+
+
+def _record_result(
+    span: trace.Span, result: ToolResult, *, output: bool
+) -> None:
+    """Set *result* on *span*: its output (if *output*) or its failure."""
+    if not result.is_error:
+        if output:
+            span.set_attribute(_TOOL_CALL_RESULT, _json_text(result.output))
+        return
+    exception = result.exception
+    error_type = (
+        type(exception).__qualname__ if exception is not None else _TOOL_ERROR
+    )
+    span.set_attribute(_ERROR_TYPE, error_type)
+    if exception is not None:
+        span.record_exception(exception)
+    span.set_status(trace.Status(trace.StatusCode.ERROR, result.error))
+
+
+def _arguments_text(arguments: str | bytes | Mapping[str, Any] | None) -> str:
+    """The model's *arguments* as JSON text, as a span attribute."""
+    if isinstance(arguments, str):
+        return escaped(arguments)
+    if isinstance(arguments, bytes):
+        return arguments.decode(errors="replace")
+    if arguments is None:
+        return "{}"
+    return _json_text(dict(arguments))
+
+
+def _json_text(value: Any) -> str:
+    """*value* as JSON text (a string as is), as a span attribute."""
+    if isinstance(value, str):
+        return escaped(value)
+    return escaped(json.dumps(value, ensure_ascii=False, default=repr))
+
+
+TRACEPARENT = "traceparent"
+"""The metadata key holding a W3C ``traceparent`` header value.
+
+.. versionadded:: 0.1.0
+"""
+
+TRACESTATE = "tracestate"
+"""The metadata key holding a W3C ``tracestate`` header value.
+
+.. versionadded:: 0.1.0
+"""
+
+_W3C = TraceContextTextMapPropagator()
+
+
+def _with_trace_headers(
+    context: ExecutionContext, otel: otel_context.Context | None
+) -> ExecutionContext:
+    """*context* with *otel*'s span headers in its metadata, if valid.
+
+    Without a valid span in *otel* (the current context when None),
+    *context* itself.
+    """
+    carrier: dict[str, str] = {}
+    _W3C.inject(carrier, context=otel)
+    if not carrier:
+        return context
+    metadata = {k: v for k, v in context.metadata.items() if k != TRACESTATE}
+    metadata.update(carrier)  # a stale tracestate must not outlive its span
+    return attrs.evolve(context, metadata=metadata)
+
+
+def _has_valid_span(ctx: otel_context.Context) -> bool:
+    """Whether *ctx* holds a valid span (a local or remote parent)."""
+    return trace.get_current_span(ctx).get_span_context().is_valid
+
+
+def _remote_parent(
+    metadata: Mapping[str, object], ctx: otel_context.Context
+) -> otel_context.Context:
+    """*ctx* with the remote span of ``metadata["traceparent"]``, if valid."""
+    traceparent = metadata.get(TRACEPARENT)
+    if not isinstance(traceparent, str):
+        return ctx
+    carrier = {TRACEPARENT: traceparent}
+    tracestate = metadata.get(TRACESTATE)
+    if isinstance(tracestate, str):
+        carrier[TRACESTATE] = tracestate
+    # An invalid header leaves ctx as it was: the span starts a new trace.
+    return _W3C.extract(carrier, context=ctx)

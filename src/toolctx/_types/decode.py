@@ -69,7 +69,7 @@ from typing import Any, Final, Literal, final
 import attrs
 
 from toolctx._text import bounded, message_of
-from toolctx._types.output import MAX_INT_DIGITS
+from toolctx._types.output_scalars import MAX_INT_DIGITS
 from toolctx._types.strict_json import (
     TOO_MANY_DIGITS,
     Scanner,

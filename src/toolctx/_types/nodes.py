@@ -18,14 +18,16 @@ from typing import Any, Final
 import attrs
 
 
-class _Missing(enum.Enum):
+class Missing(enum.Enum):
+    """The type of :data:`MISSING`, for hints such as ``T | Missing``."""
+
     MISSING = enum.auto()
 
     def __repr__(self) -> str:
         return "MISSING"
 
 
-MISSING: Final = _Missing.MISSING
+MISSING: Final = Missing.MISSING
 """Sentinel for "no default"."""
 
 

@@ -88,7 +88,7 @@ def _to_json(  # noqa: C901, PLR0912
             items.sort(key=set_order)
         return items
     if is_model(type(value)):
-        from toolctx._types.output import NotJSONError
+        from toolctx._types.output_scalars import NotJSONError
         from toolctx._types.pydantic import dump
 
         try:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, NoReturn
 
 from toolctx._text import bounded
-from toolctx._types.output import MAX_INT, MAX_INT_DIGITS
+from toolctx._types.output_scalars import MAX_INT, MAX_INT_DIGITS
 
 
 Scanner = Callable[[str, int], tuple[Any, int]]

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from toolctx.tools.arguments import unstructure_output
+from toolctx._types.output import to_json
 
 
 PROG = "toolctx"
@@ -81,6 +81,6 @@ def print_json(data: object, stream: TextIO | None = None) -> None:
 
 def _json_default(value: object) -> object:
     try:
-        return unstructure_output(value)
+        return to_json(value)
     except TypeError:
         return repr(value)

@@ -1,4 +1,11 @@
-"""``ExecutionContext``: one frozen value that describes one tool call."""
+"""``ExecutionContext``: one frozen value that describes one tool call.
+
+Here too, the conversions of its mappings: what its mapping fields go
+through on the way in (the attrs converters freeze them) and what a
+stored typed value goes through on the way out (raw data restored as its
+key's type). attrs gives the context's ``__init__`` the converters'
+parameter hints, resolved here: they name only types imported here.
+"""
 
 from __future__ import annotations
 
@@ -11,25 +18,50 @@ from typing import Any, TypeVar, final, overload
 import attrs
 
 from toolctx._builders import record_builder
-from toolctx._frozen import EMPTY_METADATA, EMPTY_STATE, EMPTY_VALUES
+from toolctx._frozen import (
+    EMPTY_METADATA,
+    EMPTY_STATE,
+    EMPTY_VALUES,
+    freeze_mapping,
+)
 from toolctx._ids import new_invocation_id
 from toolctx._records import ToolProgress, ToolResult
-from toolctx.context._context_fields import (
-    freeze_metadata,
-    freeze_state,
-    freeze_values,
-    typed_value,
-)
-from toolctx.context.keys import MISSING, ContextKey
+from toolctx._types.nodes import MISSING
+from toolctx.context.keys import ContextKey, RawValue
 from toolctx.exceptions import MissingContextValueError, ScopeError
 
 
 T = TypeVar("T")
+
+
+def freeze_metadata(value: Mapping[str, object]) -> Mapping[str, object]:
+    """Convert ``ExecutionContext.metadata``: a deeply frozen copy."""
+    return freeze_mapping(value, "ExecutionContext.metadata")
+
+
+def freeze_state(value: Mapping[str, object]) -> Mapping[str, object]:
+    """Convert ``ExecutionContext.state``: a deeply frozen copy."""
+    return freeze_mapping(value, "ExecutionContext.state")
+
+
+def freeze_values(value: Mapping[str, object]) -> Mapping[str, object]:
+    """Convert ``ExecutionContext.values``: frozen, the values as they are."""
+    return freeze_mapping(value, "ExecutionContext.values", deep=False)
+
+
+def typed_value(value: object, key: ContextKey[T]) -> T:
+    """Return a stored value as the key's type (restoring raw data)."""
+    if type(value) is RawValue:
+        from toolctx._types.values import structure_value
+
+        return structure_value(value.data, key.type)  # type: ignore[return-value]
+    return value  # type: ignore[return-value]
+
+
 S = TypeVar("S")
 
 
 def _results(value: Iterable[ToolResult]) -> tuple[ToolResult, ...]:
-    # Not in _context_fields: this hint becomes __init__'s, resolved here.
     return value if type(value) is tuple else tuple(value)
 
 

@@ -8,12 +8,11 @@ import threading
 from typing import Any, Generic, TypeVar, cast, final, overload
 
 from toolctx._types.instance import matches
-from toolctx._types.nodes import MISSING, _Missing, type_name
+from toolctx._types.nodes import MISSING, Missing, type_name
 from toolctx.exceptions import ContextKeyConflictError, ContextValueTypeError
 
 
 __all__ = [
-    "MISSING",
     "ContextKey",
     "RawValue",
     "known_key",
@@ -88,7 +87,7 @@ class ContextKey(Generic[T]):
 
     name: str
     type: Any
-    default: T | _Missing
+    default: T | Missing
 
     @overload
     def __init__(self, name: str, type: builtins.type[T]) -> None: ...
@@ -105,7 +104,7 @@ class ContextKey(Generic[T]):
         name: str,
         type: Any,  # noqa: A002
         *,
-        default: T | _Missing = MISSING,
+        default: T | Missing = MISSING,
     ) -> None:
         if not isinstance(cast("object", name), str) or not name:
             msg = f"ContextKey name must be a non-empty str, got {name!r}."

@@ -1,11 +1,12 @@
 """The call pipeline: how a model's tool call becomes a result.
 
 - :mod:`~toolctx.dispatch.core`: the sans-IO core (prepare a call, finish
-  it), with :mod:`~toolctx.dispatch.chain` (the one interceptor loop) and
-  :mod:`~toolctx.dispatch.prepared` (a call ready to run).
+  it), the steps every path shares, the one interceptor loop and a call
+  ready to run.
 - :mod:`~toolctx.dispatch.run`, :mod:`~toolctx.dispatch.stream`,
   :mod:`~toolctx.dispatch.executor`: the shells that run a body (the only
-  places that bind a call's context).
+  places that bind a call's context); ``run`` also holds the awaiting
+  primitives.
 - :mod:`~toolctx.dispatch.workers`: the worker threads of sync tools
   under ``adispatch``.
 - :mod:`~toolctx.dispatch.worker`: the worker function ``run_remote``,

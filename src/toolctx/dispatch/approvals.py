@@ -54,7 +54,7 @@ from toolctx.context.codec import context_to_dict
 from toolctx.context.execution import ExecutionContext
 from toolctx.context.session import Session
 from toolctx.dispatch import workers
-from toolctx.dispatch.awaiting import (
+from toolctx.dispatch.run import (
     AWAIT_DIRECTLY,
     await_tool,
     loop_running,
@@ -76,8 +76,7 @@ if TYPE_CHECKING:
 
     from toolctx._records import ToolDefinition
     from toolctx._types.decode import ArgumentLimits
-    from toolctx.dispatch.core import Core
-    from toolctx.dispatch.prepared import Prepared
+    from toolctx.dispatch.core import Core, Prepared
 
 MAX_REASON: Final = 500
 """Longest denial reason passed to the model; longer ones are cut."""

@@ -48,10 +48,8 @@ from toolctx.dispatch.approvals import (
     resumed_template,
     settle,
 )
-from toolctx.dispatch.core import Core
-from toolctx.dispatch.prepared import Prepared
+from toolctx.dispatch.core import Core, Prepared, resolve_template, template_of
 from toolctx.dispatch.run import run_async, run_sync
-from toolctx.dispatch.steps import resolve_template, template_of
 from toolctx.dispatch.stream import (
     areplay,
     check_call,

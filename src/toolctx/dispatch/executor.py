@@ -29,8 +29,8 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, final
 
 from toolctx.context.execution import recorder_of
-from toolctx.dispatch.awaiting import with_timeout
-from toolctx.dispatch.steps import Failure
+from toolctx.dispatch.core import Failure
+from toolctx.dispatch.run import with_timeout
 from toolctx.dispatch.worker import run_remote
 from toolctx.exceptions import ToolTimeoutError
 from toolctx.remote.payloads import RemoteCall, RemoteOutcome
@@ -38,8 +38,7 @@ from toolctx.remote.payloads import RemoteCall, RemoteOutcome
 
 if TYPE_CHECKING:
     from toolctx._records import ToolResult
-    from toolctx.dispatch.core import Core
-    from toolctx.dispatch.prepared import Prepared
+    from toolctx.dispatch.core import Core, Prepared
 
 
 _log = logging.getLogger("toolctx")

@@ -33,16 +33,20 @@ from toolctx.context.execution import (
     ExecutionContext,
     derive_call_context,
 )
-from toolctx.dispatch.awaiting import loop_running, run_to_end, with_timeout
-from toolctx.dispatch.core import Core
-from toolctx.dispatch.prepared import prepared
-from toolctx.dispatch.run import run_sync
-from toolctx.dispatch.steps import (
+from toolctx.dispatch.core import (
+    Core,
     Failure,
     decode_arguments,
+    prepared,
     propagates,
     structure,
     tool_failure,
+)
+from toolctx.dispatch.run import (
+    loop_running,
+    run_sync,
+    run_to_end,
+    with_timeout,
 )
 from toolctx.exceptions import ContextDataError, ScopeError
 from toolctx.remote.payloads import RemoteCall, RemoteOutcome

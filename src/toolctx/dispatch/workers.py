@@ -3,14 +3,14 @@
 :func:`submit` runs a sync *body* in a pool thread and returns an
 ``asyncio`` future of the loop it was called from, settled with the
 body's *outcome*: ``(True, value)`` or ``(False, exc)``, exactly what
-:func:`toolctx.dispatch.awaiting.in_thread` returns (``awaiting.thread_result``
+:func:`toolctx.dispatch.workers.in_thread` returns (``run.thread_result``
 turns it back into the value or the raised exception). The handoff is
 a bare future: no ``concurrent.futures.Future``, no ``wrap_future``
 chain, one ``loop.call_soon_threadsafe`` per call. It replaces
 ``loop.run_in_executor(None, copy_context().run, in_thread, body)``::
 
     outcome = await workers.submit(body)
-    value = steps.thread_result(outcome)
+    value = run.thread_result(outcome)
 
 Promises:
 
@@ -94,15 +94,28 @@ import weakref
 
 from collections import deque
 from collections.abc import Callable
-from typing import final
-
-from toolctx.dispatch.awaiting import in_thread
+from typing import Any, final
 
 
 __all__ = ["WorkerPool", "default_max_workers", "pool", "submit"]
 
 Outcome = tuple[bool, object]
 """``(True, value)`` or ``(False, exc)``: what a body returned or raised."""
+
+
+def in_thread(body: Any) -> tuple[bool, Any]:
+    """Run *body* in a worker thread; ``(True, value)`` or ``(False, exc)``.
+
+    Whatever the body raises comes back as a value: a future cannot carry
+    ``StopIteration`` (the awaiting task would hang), and a
+    ``CancelledError`` raised there must not pass for the awaiting task's
+    own cancellation. :func:`thread_result` re-raises it in the caller.
+    """
+    try:
+        return True, body()
+    except BaseException as exc:  # noqa: BLE001 - re-raised by thread_result
+        return False, exc
+
 
 _Item = tuple[
     asyncio.AbstractEventLoop,

@@ -42,7 +42,7 @@ _lock = threading.Lock()
 # What an import may raise that becomes a ToolReferenceError: any failure,
 # sys.exit() and a stray CancelledError included. Interrupts
 # (KeyboardInterrupt, GeneratorExit...) propagate: the rule of
-# toolctx.dispatch.steps.propagates for code that did not await, spelled
+# toolctx.dispatch.core.propagates for code that did not await, spelled
 # out here because this module sits below the dispatch layer.
 _IMPORT_FAILURES = (Exception, SystemExit, asyncio.CancelledError)
 

@@ -1,4 +1,9 @@
-""":class:`SQLiteSessionStore`: sessions in an SQLite database file."""
+""":class:`SQLiteSessionStore`: sessions in an SQLite database file.
+
+Here too: its table layout (one row per session), creating that
+schema in a new file or checking the version of an existing one, and what
+the store says when SQLite fails: each message names the file and the fix.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +17,18 @@ import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from types import TracebackType
-from typing import Any, ClassVar, final
+from typing import Any, ClassVar, NamedTuple, final
 
 from typing_extensions import Self
 
 from toolctx.context.session import Session
-from toolctx.exceptions import SessionAccessError, SessionStoreError
-from toolctx.sessions._sqlite_database import Row, database_message, migrate
+from toolctx.exceptions import (
+    SessionAccessError,
+    SessionSchemaError,
+    SessionStoreError,
+)
 from toolctx.sessions.store import (
+    MAX_SHOWN,
     TenantOf,
     check_expected,
     check_id,
@@ -219,7 +228,7 @@ class SQLiteSessionStore:
             check_write(owner, version, tenant, session.id, expected_version)
             self._write(
                 conn,
-                Row(
+                _Row(
                     session.id,
                     tenant,
                     session.turn,
@@ -255,7 +264,7 @@ class SQLiteSessionStore:
     def _write(
         self,
         conn: sqlite3.Connection,
-        row: Row,
+        row: _Row,
         *,
         exists: bool,
     ) -> None:
@@ -333,12 +342,14 @@ class SQLiteSessionStore:
         try:
             yield
         except sqlite3.Error as exc:
-            raise SessionStoreError(database_message(self._path, exc)) from exc
+            raise SessionStoreError(
+                _database_message(self._path, exc)
+            ) from exc
 
     def _migrate(self) -> None:
         """Create the schema, or check that the file's is one we read."""
         with self._transaction() as conn:
-            migrate(conn, self._path, self.SCHEMA_VERSION)
+            _migrate(conn, self._path, self.SCHEMA_VERSION)
 
     # -- AsyncSessionStore: SQLite runs in a worker thread, off the loop ----
     # Cancelled while the thread runs, a save still completes or rolls back
@@ -381,3 +392,90 @@ class SQLiteSessionStore:
         .. versionadded:: 0.1.0
         """
         return await asyncio.to_thread(self.version, scope, session_id)
+
+
+class _Row(NamedTuple):
+    """One row of ``toolctx_sessions``, in column order."""
+
+    session_id: str
+    tenant: str
+    turn: int
+    version: int
+    updated_at: str
+    data: str
+
+
+_SCHEMA = (
+    """
+    CREATE TABLE toolctx_sessions (
+        session_id TEXT PRIMARY KEY NOT NULL,
+        tenant TEXT NOT NULL,
+        turn INTEGER NOT NULL,
+        version INTEGER NOT NULL,
+        updated_at TEXT NOT NULL,
+        data TEXT NOT NULL
+    )
+    """,
+    """
+    CREATE INDEX toolctx_sessions_by_tenant
+        ON toolctx_sessions (tenant, updated_at)
+    """,
+)
+
+
+def _migrate(conn: sqlite3.Connection, path: str, version: int) -> None:
+    """Create the schema in *conn*, or check that the file's is *version*.
+
+    Runs inside the store's open write transaction.
+
+    Raises:
+        SessionSchemaError: The file holds another schema version.
+    """
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS toolctx_meta "
+        "(key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL)"
+    )
+    row = conn.execute(
+        "SELECT value FROM toolctx_meta WHERE key = 'schema_version'"
+    ).fetchone()
+    if row is None:
+        for statement in _SCHEMA:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO toolctx_meta (key, value) "
+            "VALUES ('schema_version', ?)",
+            (version,),
+        )
+        return
+    found = row[0]
+    if found != version:
+        raise SessionSchemaError(_schema_message(path, found, version))
+
+
+def _schema_message(path: str, found: object, version: int) -> str:
+    head = (
+        f"The session database {path!r} has schema version "
+        f"{found!r}; this version of toolctx reads version "
+        f"{version}."
+    )
+    if type(found) is int and found > version:
+        return f"{head} It was written by a newer toolctx: upgrade."
+    return f"{head} No toolctx writes that version: use another file."
+
+
+def _database_message(path: str, exc: sqlite3.Error) -> str:
+    """The message of the store error raised for SQLite's *exc* on *path*."""
+    where = f"The session database {path!r}"
+    text = str(exc)[:MAX_SHOWN]
+    if type(exc) is sqlite3.DatabaseError:  # SQLITE_CORRUPT, _NOTADB
+        return (
+            f"{where} is damaged or is not an SQLite database ({text}). "
+            "Restore the file from a backup, or open the store on "
+            "another path."
+        )
+    if "locked" in text or "busy" in text:
+        return (
+            f"{where} stayed locked by another connection ({text}). "
+            "Retry, or open the store with a longer timeout=..."
+        )
+    return f"{where} failed: {type(exc).__name__}: {text}."

@@ -32,7 +32,6 @@ from toolctx._types.messages import describe, show_value
 from toolctx._types.model import Analysis
 from toolctx._types.nodes import Kind, Node
 from toolctx._types.output import refuse
-from toolctx._types.output import to_json as unstructure_output
 from toolctx._types.problems import problems_of, render_path, unexpected
 from toolctx._types.scalars import unchanged_types
 from toolctx._types.validate import Compiler
@@ -45,7 +44,7 @@ if TYPE_CHECKING:
     from toolctx._types.problems import Check, Problem
     from toolctx.tools.params import Param
 
-__all__ = ["ArgumentStructurer", "Structurer", "unstructure_output"]
+__all__ = ["ArgumentStructurer", "Structurer"]
 
 _NO_TYPES: Final[frozenset[type]] = frozenset()
 

@@ -7,7 +7,7 @@ from typing import Any, final
 
 import attrs
 
-from toolctx.context.keys import MISSING
+from toolctx._types.nodes import MISSING
 
 
 @final
