@@ -37,7 +37,7 @@ from toolctx.content import (
     part_to_dict,
     parts_of,
 )
-from toolctx.context.codec import result_from_dict, result_to_dict
+from toolctx.codec import result_from_dict, result_to_dict
 from toolctx.exceptions import ContextDataError, ToolOutputError
 from toolctx.remote import RemoteOutcome
 from toolctx.sessions import session_from_dict, session_to_dict

@@ -8,7 +8,7 @@ definition records (``ToolDefinition``, ``ToolAnnotations``) live in
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, cast, final
+from typing import Any, Final, final
 
 import attrs
 
@@ -113,25 +113,11 @@ class ApprovalRequest:
     def to_dict(self) -> dict[str, Any]:
         """Return the request as JSON data (format ``toolctx.approval/1``).
 
-        .. versionadded:: 0.2.0
+        .. versionadded:: 0.1.0
         """
-        from toolctx._frozen import thaw
+        from toolctx.codec import approval_to_dict
 
-        return {
-            "format": APPROVAL_FORMAT,
-            "call": {
-                "name": self.call.name,
-                "arguments": thaw(self.call.arguments),
-                "id": self.call.id,
-            },
-            "invocation_id": self.invocation_id,
-            "parent_invocation_id": self.parent_invocation_id,
-            "context": thaw(self.context),
-            "tool_fingerprint": self.tool_fingerprint,
-            "requested_at": self.requested_at,
-            "expires_at": self.expires_at,
-            "signature": self.signature,
-        }
+        return approval_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ApprovalRequest:
@@ -144,79 +130,18 @@ class ApprovalRequest:
         was really held.
 
         Raises:
-            ContextDataError: *data* is not a request of this format; the
-                message names the field.
+            ContextDataError: *data* is not a request of this format: a
+                field is missing, unknown or of the wrong type, or an id
+                is not one a dispatcher makes; the message names the
+                field.
 
-        .. versionadded:: 0.2.0
+        .. versionadded:: 0.1.0
         """
-        from toolctx._frozen import (
-            CONTEXT_ENVELOPE,
-            ENTRIES,
-            depth_problem,
-            freeze_mapping,
-        )
-        from toolctx.exceptions import ContextDataError
+        from toolctx.codec import approval_from_dict
 
-        what = "ApprovalRequest"
-        if not isinstance(cast("object", data), Mapping) or (
-            data.get("format") != APPROVAL_FORMAT
-        ):
-            msg = (
-                f"{what} data must be a mapping with format "
-                f"{APPROVAL_FORMAT!r} (what ApprovalRequest.to_dict() "
-                "returns)."
-            )
-            raise ContextDataError(msg)
-        call = data.get("call")
-        if not isinstance(call, Mapping):
-            msg = f"{what} field 'call' must be a mapping."
-            raise ContextDataError(msg)
-        fields: dict[str, Any] = {}
-        for source, key, optional in (
-            (call, "name", False),
-            (call, "id", True),
-            (data, "invocation_id", False),
-            (data, "parent_invocation_id", True),
-            (data, "tool_fingerprint", False),
-            (data, "requested_at", False),
-            (data, "expires_at", True),
-            (data, "signature", True),
-        ):
-            value = source.get(key)
-            if not (isinstance(value, str) or (optional and value is None)):
-                msg = f"{what} field {key!r} must be a string: {value!r:.30}."
-                raise ContextDataError(msg)
-            fields[key] = value
-        _check_ids(fields, data.get("context"))
-        arguments, context = call.get("arguments"), data.get("context")
-        if not isinstance(arguments, Mapping) or not isinstance(
-            context, Mapping
-        ):
-            msg = f"{what} fields 'arguments' and 'context' must be mappings."
-            raise ContextDataError(msg)
-        for field, value, envelope in (
-            ("arguments", arguments, ENTRIES),
-            ("context", context, CONTEXT_ENVELOPE),
-        ):
-            problem = depth_problem(
-                value, f"{what} field {field!r}", envelope=envelope
-            )
-            if problem is not None:
-                raise ContextDataError(problem)
-        return cls(
-            call=ToolCall(
-                fields["name"],
-                freeze_mapping(arguments, "ApprovalRequest.call.arguments"),
-                fields["id"],
-            ),
-            invocation_id=fields["invocation_id"],
-            parent_invocation_id=fields["parent_invocation_id"],
-            context=freeze_mapping(context, "ApprovalRequest.context"),
-            tool_fingerprint=fields["tool_fingerprint"],
-            requested_at=fields["requested_at"],
-            expires_at=fields["expires_at"],
-            signature=fields["signature"],
-        )
+        request = approval_from_dict(data)
+        _check_ids(request)
+        return request
 
 
 _MAX_ID = 256
@@ -224,7 +149,7 @@ _MAX_ID = 256
 _HEX_DIGITS = frozenset("0123456789abcdef")
 
 
-def _check_ids(fields: Mapping[str, Any], context: object) -> None:
+def _check_ids(request: ApprovalRequest) -> None:
     """Refuse ids a dispatcher would not have made or could not log.
 
     Raises:
@@ -238,15 +163,18 @@ def _check_ids(fields: Mapping[str, Any], context: object) -> None:
     from toolctx.exceptions import ContextDataError
 
     what = "ApprovalRequest"
-    inv = fields["invocation_id"]
+    inv = request.invocation_id
+    context = request.context
     if len(inv) != 32 or not set(inv) <= _HEX_DIGITS:  # noqa: PLR2004
         msg = (
             f"{what} field 'invocation_id' must be a dispatcher's "
             f"invocation id (32 lowercase hex digits), got {inv!r:.40}."
         )
         raise ContextDataError(msg)
-    for key in ("id", "parent_invocation_id"):
-        value = fields[key]
+    for key, value in (
+        ("id", request.call.id),
+        ("parent_invocation_id", request.parent_invocation_id),
+    ):
         if value is not None and not (
             0 < len(value) <= _MAX_ID and value.isprintable()
         ):
@@ -264,7 +192,7 @@ def _check_ids(fields: Mapping[str, Any], context: object) -> None:
             "'invocation_id'."
         )
         raise ContextDataError(msg)
-    expires = fields["expires_at"]
+    expires = request.expires_at
     if expires is not None:
         try:
             when = dt.datetime.fromisoformat(expires)

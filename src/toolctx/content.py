@@ -262,67 +262,25 @@ def part_to_dict(part: Part) -> dict[str, Any]:
         >>> part_to_dict(Image(b"abc", "image/png"))
         {'type': 'image', 'data': 'YWJj', 'mime_type': 'image/png'}
 
-    .. versionadded:: 0.2.0
+    .. versionadded:: 0.1.0
     """
-    if isinstance(part, Text):
-        return {"type": "text", "text": part.text}
-    data = base64.b64encode(part.data).decode("ascii")
-    if isinstance(part, File):
-        out: dict[str, Any] = {
-            "type": "file",
-            "data": data,
-            "mime_type": part.mime_type,
-        }
-        if part.name is not None:
-            out["name"] = part.name
-        return out
-    kind = "image" if isinstance(part, Image) else "audio"
-    return {"type": kind, "data": data, "mime_type": part.mime_type}
+    from toolctx import codec
+
+    return codec.part_to_dict(part)
 
 
 def part_from_dict(data: Mapping[str, Any]) -> Part:
     """Rebuild a part from :func:`part_to_dict` output.
 
     Raises:
-        ValueError: *data* is not a part (names what is wrong).
+        ContextDataError: *data* is not a part (a ``ValueError``; names
+            what is wrong).
 
-    .. versionadded:: 0.2.0
+    .. versionadded:: 0.1.0
     """
-    if not isinstance(cast("object", data), Mapping):
-        msg = f"A content part must be a mapping, got {type(data).__name__}."
-        raise ValueError(msg)  # noqa: TRY004  # data, not a programming error
-    kind = data.get("type")
-    if kind == "text":
-        return Text(_field(data, "text"))
-    try:
-        raw = base64.b64decode(_field(data, "data"), validate=True)
-    except (binascii.Error, ValueError):
-        msg = "A content part's 'data' must be base64 text."
-        raise ValueError(msg) from None
-    mime = _field(data, "mime_type")
-    if kind == "image":
-        return Image(raw, mime)
-    if kind == "audio":
-        return Audio(raw, mime)
-    if kind == "file":
-        name = data.get("name")
-        if name is not None and not isinstance(name, str):
-            msg = "A file part's 'name' must be a string."
-            raise ValueError(msg)
-        return File(raw, mime, name=name)
-    msg = (
-        "A content part's 'type' must be 'text', 'image', 'audio' or "
-        f"'file', got {kind!r:.40}."
-    )
-    raise ValueError(msg)
+    from toolctx import codec
 
-
-def _field(data: Mapping[str, Any], key: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str):
-        msg = f"A content part needs a string {key!r}, got {value!r:.40}."
-        raise ValueError(msg)  # noqa: TRY004
-    return value
+    return codec.part_from_dict(data)
 
 
 def may_carry_content(hint: object) -> bool:

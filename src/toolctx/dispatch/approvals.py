@@ -50,7 +50,7 @@ from toolctx._records import (
 from toolctx._text import bounded, exception_text
 from toolctx._types.decode import DecodeError
 from toolctx._types.decode import decode_arguments as decode
-from toolctx.context.codec import context_to_dict
+from toolctx.codec import context_to_dict
 from toolctx.context.execution import ExecutionContext
 from toolctx.context.session import Session
 from toolctx.dispatch import workers
