@@ -63,7 +63,7 @@ class TestUnknownKeys:
 
     def test_the_message_lists_the_fields(self) -> None:
         """The error says which fields there are, so the fix is obvious."""
-        with pytest.raises(ContextDataError, match="'turn'.*'user_id'"):
+        with pytest.raises(ContextDataError, match=r"'turn'.*'user_id'"):
             ExecutionContext.from_dict({**_context(), "tunr": 3})
 
     def test_session(self) -> None:
@@ -153,7 +153,7 @@ class TestWrongTypes:
     def test_every_problem_is_reported(self) -> None:
         """Two wrong fields are both named in the one error."""
         data = {**_context(), "turn": "1", "user_id": 5}
-        with pytest.raises(ContextDataError, match="'turn'.*'user_id'"):
+        with pytest.raises(ContextDataError, match=r"'turn'.*'user_id'"):
             ExecutionContext.from_dict(data)
 
 
@@ -185,7 +185,9 @@ class TestHostHooks:
 
     def test_context_round_trip(self) -> None:
         """A slot of the host's type is stored by its hooks and read back."""
-        ctx = ExecutionContext().with_value(PRICE, Money(Decimal("9.5"), "EUR"))
+        ctx = ExecutionContext().with_value(
+            PRICE, Money(Decimal("9.5"), "EUR")
+        )
         data = json.loads(json.dumps(ctx.to_dict()))
         assert data["values"][PRICE.name] == "9.5 EUR"
         assert ExecutionContext.from_dict(data).get(PRICE) == ctx.get(PRICE)
@@ -193,7 +195,9 @@ class TestHostHooks:
     def test_session_round_trip(self) -> None:
         """Sessions use the same hooks."""
         session = Session("s1", values={PRICE.name: Money(Decimal(1), "USD")})
-        back = session_from_dict(json.loads(json.dumps(session_to_dict(session))))
+        back = session_from_dict(
+            json.loads(json.dumps(session_to_dict(session)))
+        )
         assert back.values[PRICE.name] == Money(Decimal(1), "USD")
 
     def test_data_the_hook_refuses_names_the_slot(self) -> None:

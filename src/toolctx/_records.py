@@ -183,10 +183,7 @@ def _check_ids(request: ApprovalRequest) -> None:
                 f"at most {_MAX_ID} printable characters, got {value!r:.40}."
             )
             raise ContextDataError(msg)
-    if (
-        isinstance(context, Mapping)
-        and context.get("invocation_id", inv) != inv
-    ):
+    if context.get("invocation_id", inv) != inv:
         msg = (
             f"{what} field 'context' names another invocation than "
             "'invocation_id'."

@@ -26,7 +26,7 @@ Example:
     >>> ExecutionContext.from_dict({**data, "tunr": 3})
     Traceback (most recent call last):
     ...
-    toolctx.exceptions.ContextDataError: ExecutionContext data has an unknown field 'tunr'; ...
+    toolctx.exceptions.ContextDataError: ExecutionContext data has an ...
 
 .. versionadded:: 0.1.0
 """
@@ -118,7 +118,7 @@ _LOCK = threading.Lock()
 # -- strict scalars, JSON data and errors -------------------------------------
 
 
-class _WrongType(TypeError):
+class _WrongTypeError(TypeError):
     """A JSON value of the wrong type; the codec names the field."""
 
     def __init__(self, expected: str, value: object) -> None:
@@ -130,7 +130,7 @@ def _strict(tp: type, expected: str) -> Callable[[object, object], Any]:
     def hook(value: object, _: object) -> Any:
         if type(value) is tp:
             return value
-        raise _WrongType(expected, value)
+        raise _WrongTypeError(expected, value)
 
     return hook
 
@@ -138,10 +138,14 @@ def _strict(tp: type, expected: str) -> Callable[[object, object], Any]:
 def _float(value: object, _: object) -> float:
     if type(value) is float or type(value) is int:
         return float(cast("float", value))
-    raise _WrongType("a number", value)
+    raise _WrongTypeError("a number", value)
 
 
-for _tp, _expected in ((str, "a string"), (int, "an integer"), (bool, "a boolean")):
+for _tp, _expected in (
+    (str, "a string"),
+    (int, "an integer"),
+    (bool, "a boolean"),
+):
     converter.register_structure_hook(_tp, _strict(_tp, _expected))
 converter.register_structure_hook(float, _float)
 
@@ -157,7 +161,7 @@ def _sequences(tp: Any) -> Callable[[Any, object], Any]:
 
     def hook(value: Any, tp: object) -> Any:
         if type(value) is not list and type(value) is not tuple:
-            raise _WrongType("a list", value)
+            raise _WrongTypeError("a list", value)
         return inner(value, tp)
 
     return hook
@@ -187,16 +191,19 @@ def _messages(
         names = ", ".join(repr(k) for k in sorted(exc.extra_fields))
         plural = "s" if len(exc.extra_fields) > 1 else ""
         at = f"{field} " if path else f"{what} data "
-        return [
+        msg = (
             f"{at}has an unknown field{plural} {names}; check the "
             f"spelling (the fields are {allowed})."
-        ]
+        )
+        return [msg]
     if isinstance(exc, ContextDataError):
         nested = "[" in path  # a record inside a list names itself
         return [f"{field}: {exc}" if nested else str(exc)]
-    if isinstance(exc, _WrongType):
+    if isinstance(exc, _WrongTypeError):
         null = " or null" if type(None) in get_args(tp) else ""
-        return [f"{field} must be {exc.expected}{null}, got {exc.value!r:.40}."]
+        return [
+            f"{field} must be {exc.expected}{null}, got {exc.value!r:.40}."
+        ]
     if isinstance(exc, KeyError):
         return [f"{field} is missing."]
     return [f"{field}: {exc}" if path else f"{what}: {exc}"]
@@ -225,7 +232,7 @@ def data_hook(
             if value is None:
                 value = {}
             elif not isinstance(value, Mapping):
-                raise _WrongType("an object", value)
+                raise _WrongTypeError("an object", value)
         problem = depth_problem(value, subject, envelope=envelope)
         if problem is not None:
             raise ContextDataError(problem)
@@ -274,7 +281,7 @@ def record_hooks(
     generated = make_dict_structure_fn(cl, converter, **overrides)
     allowed = ", ".join(
         repr(a.name)
-        for a in attrs.fields(cl)
+        for a in attrs.fields(cast("Any", cl))
         if a.init and not getattr(overrides.get(a.name), "omit", False)
     )
     noun = noun or f"{what} data"
@@ -282,7 +289,7 @@ def record_hooks(
     def structure(data: Any, tp: object = None) -> T:
         if not isinstance(data, Mapping):
             if tp is not None:
-                raise _WrongType("an object", data)
+                raise _WrongTypeError("an object", data)
             msg = (
                 f"{what}.from_dict() takes a mapping, got "
                 f"{type(data).__name__}."
@@ -294,8 +301,8 @@ def record_hooks(
             if found != fmt:
                 msg = (
                     f"Unsupported {noun} format {found!r:.40}; this "
-                    f"version of toolctx reads format {fmt!r}. Data written by a "
-                    "newer toolctx needs that version to read it."
+                    f"version of toolctx reads format {fmt!r}. Data "
+                    "written by a newer toolctx needs that version."
                 )
                 raise ContextDataError(msg)
         try:
@@ -312,7 +319,7 @@ def record_hooks(
     return structure
 
 
-# -- typed values ---------------------------------------------------------------
+# -- typed values -------------------------------------------------------------
 
 
 def register_hooks(
@@ -431,7 +438,7 @@ def values_to_json(values: Mapping[str, object]) -> dict[str, Any]:
     return {name: value_to_json(name, v) for name, v in values.items()}
 
 
-# -- content parts --------------------------------------------------------------
+# -- content parts ------------------------------------------------------------
 
 
 def _bytes(value: object, _: object) -> bytes:
@@ -450,9 +457,8 @@ converter.register_unstructure_hook(
 )
 
 _TAGS: Final[dict[type, str]] = {cl: cl.__name__.lower() for cl in PART_TYPES}
-_PART_HOOKS: Final = {
-    tag: record_hooks(cl, None, "A content part")
-    for cl, tag in _TAGS.items()
+_PART_HOOKS: Final[dict[object, Callable[..., Part]]] = {
+    tag: record_hooks(cl, None, "A content part") for cl, tag in _TAGS.items()
 }
 
 
@@ -480,14 +486,15 @@ def part_from_dict(data: Any, _: object = None) -> Part:
     if not isinstance(data, Mapping):
         msg = f"A content part must be a mapping, got {type(data).__name__}."
         raise ContextDataError(msg)
-    hook = _PART_HOOKS.get(data.get("type"))  # type: ignore[arg-type]
+    hook = _PART_HOOKS.get(data.get("type"))
     if hook is None:
         msg = (
             "A content part's 'type' must be 'text', 'image', 'audio' or "
             f"'file', got {data.get('type')!r:.40}."
         )
         raise ContextDataError(msg)
-    return hook({k: v for k, v in data.items() if k != "type"})
+    part: Part = hook({k: v for k, v in data.items() if k != "type"})
+    return part
 
 
 def content_from_json(data: dict[str, Any], what: str) -> None:
@@ -515,7 +522,7 @@ def output_to_json(output: object, data: dict[str, Any], where: str) -> None:
         data["content"] = [part_to_dict(part) for part in parts]
 
 
-# -- results, approvals, contexts, sessions -------------------------------------
+# -- results, approvals, contexts, sessions -----------------------------------
 
 
 def result_to_dict(result: ToolResult) -> dict[str, Any]:
@@ -621,9 +628,7 @@ def approval_from_dict(data: Any) -> ApprovalRequest:
     :meth:`ApprovalRequest.from_dict`).
     """
     if isinstance(data, Mapping):
-        missing = [
-            name for name in _APPROVAL_KEYS if name not in data
-        ]
+        missing = [name for name in _APPROVAL_KEYS if name not in data]
         if missing:
             msg = f"{_APPROVAL} data lacks the field {missing[0]!r}."
             raise ContextDataError(msg)
@@ -719,17 +724,19 @@ def _session_fields() -> type:
     def check_id(_: object, __: object, value: object) -> None:
         if type(value) is not str or not value:
             msg = f"must be a non-empty string, got {value!r:.40}."
-            raise ContextDataError(
-                f"{_SESSION} field 'id' {msg}"
-            )
+            raise ContextDataError(f"{_SESSION} field 'id' {msg}")
 
     return attrs.make_class(
         "SessionData",
         {
             "id": attrs.field(type=Any, validator=check_id),
-            "user_id": attrs.field(type=str | None, default=None),
+            "user_id": attrs.field(
+                type=cast("type", str | None), default=None
+            ),
             "turn": attrs.field(type=int, default=0),
-            "agent_id": attrs.field(type=str | None, default=None),
+            "agent_id": attrs.field(
+                type=cast("type", str | None), default=None
+            ),
             "state": attrs.field(type=dict, factory=dict),
             "metadata": attrs.field(type=dict, factory=dict),
             "values": attrs.field(type=dict, factory=dict),
@@ -743,7 +750,7 @@ def _session_fields() -> type:
 
 _SESSION = "Session data"
 _SessionData: Final = _session_fields()
-_session_data: Final = record_hooks(
+_session_data: Final[Callable[..., Any]] = record_hooks(
     _SessionData,
     SESSION_FORMAT,
     _SESSION,
@@ -761,7 +768,7 @@ def session_from_dict(
     data: Mapping[str, Any], *, scope: object | None = None
 ) -> Session:
     """Rebuild a session from :func:`session_to_dict` output."""
-    if not isinstance(data, Mapping):
+    if not isinstance(cast("object", data), Mapping):
         msg = (
             f"session_from_dict() takes a mapping, got {type(data).__name__}."
         )

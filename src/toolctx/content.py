@@ -30,14 +30,12 @@ a streaming tool: that is an error result saying so.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import mimetypes
 import re
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Final, TypeAlias, cast, final
+from typing import Any, ClassVar, Final, TypeAlias, final
 
 import attrs
 
