@@ -190,7 +190,11 @@ def _messages(
     if isinstance(exc, ForbiddenExtraKeysError):
         names = ", ".join(repr(k) for k in sorted(exc.extra_fields))
         plural = "s" if len(exc.extra_fields) > 1 else ""
-        at = f"{field} " if path else f"{what} data "
+        at = (
+            f"{field} "
+            if path
+            else f"{what} data ".replace("data data", "data")
+        )
         msg = (
             f"{at}has an unknown field{plural} {names}; check the "
             f"spelling (the fields are {allowed})."

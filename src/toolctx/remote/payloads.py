@@ -20,16 +20,16 @@ from cattrs.gen import override
 
 from toolctx._frozen import CONTEXT_ENVELOPE, ENTRIES, freeze_mapping
 from toolctx._records import ToolResult
-from toolctx._types.values import structure_value
 from toolctx.codec import (
     content_from_json,
     data_hook,
     output_to_json,
     record_hooks,
+    value_from_json,
 )
 from toolctx.context.execution import ExecutionContext
 from toolctx.context.keys import known_key
-from toolctx.exceptions import ToolArgumentsError
+from toolctx.exceptions import ContextDataError
 from toolctx.remote.references import check_reference, tool_reference
 from toolctx.tools.function import FunctionTool
 from toolctx.tools.protocols import Tool
@@ -327,7 +327,7 @@ def _typed_entries(entries: Mapping[str, Any]) -> dict[str, Any]:
             out[name] = data
             continue
         try:
-            out[name] = structure_value(data, key.type)
-        except (ToolArgumentsError, TypeError):
+            out[name] = value_from_json(name, data)
+        except ContextDataError:
             out[name] = data
     return out
