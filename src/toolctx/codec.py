@@ -43,11 +43,7 @@ from typing import Any, Final, TypeVar, cast, get_args
 import attrs
 import cattrs
 
-from cattrs.cols import (
-    homogenous_tuple_structure_factory,
-    is_sequence,
-    list_structure_factory,
-)
+from cattrs.cols import is_sequence, list_structure_factory
 from cattrs.errors import (
     AttributeValidationNote,
     BaseValidationError,
@@ -152,17 +148,18 @@ converter.register_structure_hook(float, _float)
 
 def _sequences(tp: Any) -> Callable[[Any, object], Any]:
     """Lists and homogenous tuples from JSON arrays only (not objects)."""
+    args = get_args(tp)
     tuples = getattr(tp, "__origin__", tp) is tuple
-    inner = (
-        homogenous_tuple_structure_factory(tp, converter)
-        if tuples
-        else list_structure_factory(tp, converter)
+    inner = list_structure_factory(
+        list[args[0]] if args else list,  # type: ignore[valid-type]
+        converter,
     )
 
     def hook(value: Any, tp: object) -> Any:
         if type(value) is not list and type(value) is not tuple:
             raise _WrongTypeError("a list", value)
-        return inner(value, tp)
+        items = inner(value, tp)
+        return tuple(items) if tuples else items
 
     return hook
 
