@@ -364,6 +364,14 @@ def register_hooks(
         _HOST_TYPES.add(tp)
 
 
+def _hosted(tp: object) -> bool:
+    """Whether a host registered hooks for *tp* (:func:`register_hooks`)."""
+    try:
+        return tp in _HOST_TYPES
+    except TypeError:  # an unhashable hint: never registered
+        return False
+
+
 def value_to_json(name: str, value: object) -> Any:
     """Return a typed value as JSON data by its key's type.
 
@@ -388,7 +396,7 @@ def value_to_json(name: str, value: object) -> Any:
         )
         raise ContextDataError(msg)
     try:
-        if key.type in _HOST_TYPES:
+        if _hosted(key.type):
             data = converter.unstructure(value, key.type)
         else:
             data = unstructure_value(value, key.type)
@@ -414,7 +422,7 @@ def value_from_json(name: str, raw: object) -> object:
     if problem is not None:
         raise ContextDataError(problem)
     try:
-        if key.type in _HOST_TYPES:
+        if _hosted(key.type):
             return converter.structure(raw, key.type)
         return structure_value(raw, key.type)
     except (ToolArgumentsError, TypeError, ValueError) as exc:
