@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolctx import ContextKey, ExecutionContext, ToolResult
-from toolctx.codec import result_from_dict, result_to_dict
+from toolctx.context.codec import result_from_dict, result_to_dict
 from toolctx.context.keys import RawValue
 from toolctx.exceptions import ContextDataError
 

@@ -34,7 +34,7 @@ from toolctx import (
     set_state,
 )
 from toolctx._frozen import MAX_DATA_DEPTH
-from toolctx.codec import result_from_dict
+from toolctx.context.codec import result_from_dict
 from toolctx.exceptions import ContextDataError
 from toolctx.remote import RemoteCall, RemoteOutcome
 from toolctx.sessions import (

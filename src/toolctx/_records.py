@@ -7,8 +7,10 @@ definition records (``ToolDefinition``, ``ToolAnnotations``) live in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final, final
+import functools
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final, NamedTuple, final
 
 import attrs
 
@@ -31,6 +33,8 @@ __all__ = [
     "ToolResult",
     "frozen_view",
     "new_result",
+    "result_from_dict",
+    "result_to_dict",
 ]
 
 
@@ -115,8 +119,6 @@ class ApprovalRequest:
 
         .. versionadded:: 0.1.0
         """
-        from toolctx.codec import approval_to_dict
-
         return approval_to_dict(self)
 
     @classmethod
@@ -137,8 +139,6 @@ class ApprovalRequest:
 
         .. versionadded:: 0.1.0
         """
-        from toolctx.codec import approval_from_dict
-
         request = approval_from_dict(data)
         _check_ids(request)
         return request
@@ -368,3 +368,166 @@ def _frozen_copy(data: Mapping[str, Any], label: str) -> Mapping[str, Any]:
             else _NO_PRIOR_CHANGES
         )
     return freeze_mapping(dict(data), label)
+
+
+# -- the codec of results and approval requests ------------------------------
+
+RESULT_FORMAT: Final = "toolctx.result/1"
+"""The ``format`` of :func:`result_to_dict` data."""
+
+
+def result_to_dict(result: ToolResult) -> dict[str, Any]:
+    """Return *result* as JSON-safe data; ``exception`` is dropped.
+
+    A content output (a tuple of parts) is stored under ``"content"``
+    (:func:`~toolctx.content.part_to_dict` each), ``"output"`` then None.
+
+    Raises:
+        ContextDataError: The output, metadata or state changes have no
+            JSON form or nest deeper than 200 levels.
+    """
+    from toolctx._frozen import ENTRIES
+    from toolctx.codec import json_data
+    from toolctx.content import output_to_json
+
+    data: dict[str, Any] = {
+        "format": RESULT_FORMAT,
+        "name": result.name,
+        "call_id": result.call_id,
+        "invocation_id": result.invocation_id,
+        "output": None,
+        "is_error": result.is_error,
+        "error": result.error,
+        "metadata": json_data(
+            result.metadata, "the result metadata", envelope=ENTRIES
+        ),
+        "state_changes": json_data(
+            result.state_changes, "the state changes", envelope=ENTRIES
+        ),
+        "duration_ns": result.duration_ns,
+    }
+    output_to_json(result.output, data, "the result output")
+    return data
+
+
+def result_from_dict(data: Mapping[str, Any]) -> ToolResult:
+    """Rebuild a result from :func:`result_to_dict` output.
+
+    Raises:
+        ContextDataError: *data* is not a stored result: a field is
+            unknown, missing or of the wrong type, or nests too deeply.
+    """
+    return codec_hooks().result(data)
+
+
+def approval_to_dict(request: ApprovalRequest) -> dict[str, Any]:
+    """Return *request* as JSON data (format ``toolctx.approval/1``)."""
+    from toolctx._frozen import thaw
+
+    call = request.call
+    return {
+        "format": APPROVAL_FORMAT,
+        "call": {
+            "name": call.name,
+            "arguments": thaw(call.arguments),
+            "id": call.id,
+        },
+        "invocation_id": request.invocation_id,
+        "parent_invocation_id": request.parent_invocation_id,
+        "context": thaw(request.context),
+        "tool_fingerprint": request.tool_fingerprint,
+        "requested_at": request.requested_at,
+        "expires_at": request.expires_at,
+        "signature": request.signature,
+    }
+
+
+_APPROVAL_KEYS: Final = (
+    "call",
+    "invocation_id",
+    "context",
+    "tool_fingerprint",
+    "requested_at",
+)
+
+
+def approval_from_dict(data: Any) -> ApprovalRequest:
+    """Rebuild a request from :func:`approval_to_dict` output (shape only).
+
+    Every field is required, as written; :meth:`ApprovalRequest.from_dict`
+    then checks the ids.
+    """
+    from toolctx.exceptions import ContextDataError
+
+    if isinstance(data, Mapping):
+        missing = [name for name in _APPROVAL_KEYS if name not in data]
+        if missing:
+            msg = f"ApprovalRequest data lacks the field {missing[0]!r}."
+            raise ContextDataError(msg)
+    return codec_hooks().approval(data)
+
+
+class _Hooks(NamedTuple):
+    result: Callable[..., ToolResult]
+    approval: Callable[..., ApprovalRequest]
+
+
+@functools.cache
+def codec_hooks() -> _Hooks:
+    """Register the codec's strict hooks of results and requests, once.
+
+    Built on first use, so that importing toolctx does not import cattrs;
+    records that hold these (contexts, sessions) call this first.
+    """
+    from cattrs.gen import override
+
+    from toolctx._frozen import CONTEXT_ENVELOPE, ENTRIES, freeze_mapping
+    from toolctx.codec import data_hook, record_hooks
+    from toolctx.content import content_from_json
+
+    what = "ToolResult"
+    result = record_hooks(
+        ToolResult,
+        RESULT_FORMAT,
+        what,
+        before=lambda body: content_from_json(body, what),
+        exception=override(omit=True),
+        approval=override(omit=True),
+        output=override(struct_hook=data_hook(what, "output")),
+        metadata=override(
+            struct_hook=data_hook(what, "metadata", envelope=ENTRIES)
+        ),
+        state_changes=override(
+            struct_hook=data_hook(what, "state_changes", envelope=ENTRIES)
+        ),
+    )
+    what = "ApprovalRequest"
+    record_hooks(
+        ToolCall,
+        None,
+        "ApprovalRequest call",
+        arguments=override(
+            struct_hook=data_hook(
+                what,
+                "arguments",
+                envelope=ENTRIES,
+                finish=lambda d: freeze_mapping(
+                    d, "ApprovalRequest.call.arguments"
+                ),
+            )
+        ),
+    )
+    approval = record_hooks(
+        ApprovalRequest,
+        APPROVAL_FORMAT,
+        what,
+        context=override(
+            struct_hook=data_hook(
+                what,
+                "context",
+                envelope=CONTEXT_ENVELOPE,
+                finish=lambda d: freeze_mapping(d, "ApprovalRequest.context"),
+            )
+        ),
+    )
+    return _Hooks(result, approval)

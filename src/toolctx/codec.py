@@ -50,48 +50,17 @@ from cattrs.errors import (
     ForbiddenExtraKeysError,
     IterableValidationNote,
 )
-from cattrs.gen import make_dict_structure_fn, override
+from cattrs.gen import make_dict_structure_fn
 from cattrs.preconf.json import configure_converter
 
-from toolctx._frozen import (
-    CONTEXT_ENVELOPE,
-    ENTRIES,
-    depth_problem,
-    freeze_mapping,
-    thaw,
-)
-from toolctx._records import (
-    APPROVAL_FORMAT,
-    ApprovalRequest,
-    ToolCall,
-    ToolResult,
-)
+from toolctx._frozen import depth_problem
 from toolctx._types.output import to_json as _output_to_json
-from toolctx._types.values import structure_value, unstructure_value
-from toolctx.content import PART_TYPES, File, Part, Text, parts_of
-from toolctx.context.execution import ExecutionContext
-from toolctx.context.keys import RawValue, known_key, matches, type_name
-from toolctx.context.session import Session
-from toolctx.exceptions import ContextDataError, ToolArgumentsError
+from toolctx.exceptions import ContextDataError
 
 
-__all__ = [
-    "APPROVAL_FORMAT",
-    "CONTEXT_FORMAT",
-    "RESULT_FORMAT",
-    "SESSION_FORMAT",
-    "converter",
-    "register_hooks",
-]
+__all__ = ["converter", "register_hooks"]
 
 T = TypeVar("T")
-
-CONTEXT_FORMAT: Final = "toolctx.context/1"
-"""The ``format`` of :meth:`ExecutionContext.to_dict` data."""
-RESULT_FORMAT: Final = "toolctx.result/1"
-"""The ``format`` of a stored :class:`~toolctx.ToolResult`."""
-SESSION_FORMAT: Final = "toolctx.session/1"
-"""The ``format`` of :func:`~toolctx.sessions.session_to_dict` data."""
 
 converter: Final = cattrs.Converter(
     detailed_validation=True, forbid_extra_keys=True
@@ -165,6 +134,22 @@ def _sequences(tp: Any) -> Callable[[Any, object], Any]:
 
 
 converter.register_structure_hook_factory(is_sequence, _sequences)
+
+
+def _bytes(value: object, _: object) -> bytes:
+    if type(value) is str:
+        try:
+            return base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            pass
+    msg = "A content part's 'data' must be base64 text."
+    raise ContextDataError(msg)
+
+
+converter.register_structure_hook(bytes, _bytes)
+converter.register_unstructure_hook(
+    bytes, lambda data: base64.b64encode(data).decode("ascii")
+)
 
 
 def _messages(
@@ -364,7 +349,7 @@ def register_hooks(
         _HOST_TYPES.add(tp)
 
 
-def _hosted(tp: object) -> bool:
+def hosted(tp: object) -> bool:
     """Whether a host registered hooks for *tp* (:func:`register_hooks`)."""
     try:
         return tp in _HOST_TYPES
@@ -372,426 +357,8 @@ def _hosted(tp: object) -> bool:
         return False
 
 
-def value_to_json(name: str, value: object) -> Any:
-    """Return a typed value as JSON data by its key's type.
-
-    A :class:`RawValue` (a slot whose key was unknown when it was loaded)
-    is written back unchanged; a value without a known key is written as
-    plain JSON data.
-
-    Raises:
-        ContextDataError: The value does not match its key's type or has
-            no JSON form.
-    """
-    if type(value) is RawValue:
-        return value.data
-    key = known_key(name)
-    if key is None:
-        return json_data(value, f"the typed value {name!r}")
-    where = f"Cannot serialize the typed value {name!r}"
-    if not matches(value, key.type):
-        msg = (
-            f"{where}: its key holds {type_name(key.type)}, got "
-            f"{value!r} ({type(value).__name__})."
-        )
-        raise ContextDataError(msg)
-    try:
-        if _hosted(key.type):
-            data = converter.unstructure(value, key.type)
-        else:
-            data = unstructure_value(value, key.type)
-    except (TypeError, ValueError) as exc:
-        msg = f"{where}: {exc}"
-        raise ContextDataError(msg) from None
-    problem = depth_problem(data, f"{where}: it")
-    if problem is not None:
-        raise ContextDataError(problem + _FLATTEN)
-    return data
-
-
-def value_from_json(name: str, raw: object) -> object:
-    """Return a typed value read back as its key's type (or a RawValue).
-
-    Raises:
-        ContextDataError: The data does not fit the key's type.
-    """
-    key = known_key(name)
-    if key is None:
-        return RawValue(raw)
-    problem = depth_problem(raw, f"Typed value {name!r}")
-    if problem is not None:
-        raise ContextDataError(problem)
-    try:
-        if _hosted(key.type):
-            return converter.structure(raw, key.type)
-        return structure_value(raw, key.type)
-    except (ToolArgumentsError, TypeError, ValueError) as exc:
-        msg = f"Typed value {name!r} does not fit its key: {exc}"
-        raise ContextDataError(msg) from None
-
-
-def _values_hook(what: str) -> Callable[[Any, object], dict[str, object]]:
-    entries = data_hook(what, "values", envelope=ENTRIES)
-
-    def hook(data: Any, tp: object) -> dict[str, object]:
-        return {
-            name: value_from_json(name, raw)
-            for name, raw in entries(data, tp).items()
-        }
-
-    return hook
-
-
-def values_to_json(values: Mapping[str, object]) -> dict[str, Any]:
-    """The typed values of a context or session as JSON data."""
-    return {name: value_to_json(name, v) for name, v in values.items()}
-
-
-# -- content parts ------------------------------------------------------------
-
-
-def _bytes(value: object, _: object) -> bytes:
-    if type(value) is str:
-        try:
-            return base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
-            pass
-    msg = "A content part's 'data' must be base64 text."
-    raise ContextDataError(msg)
-
-
-converter.register_structure_hook(bytes, _bytes)
-converter.register_unstructure_hook(
-    bytes, lambda data: base64.b64encode(data).decode("ascii")
-)
-
-_TAGS: Final[dict[type, str]] = {cl: cl.__name__.lower() for cl in PART_TYPES}
-_PART_HOOKS: Final[dict[object, Callable[..., Part]]] = {
-    tag: record_hooks(cl, None, "A content part") for cl, tag in _TAGS.items()
-}
-
-
-def part_to_dict(part: Part) -> dict[str, Any]:
-    """Return *part* as JSON-safe data (``data`` as base64 text)."""
-    if type(part) is Text:
-        return {"type": "text", "text": part.text}
-    data = {
-        "type": _TAGS[type(part)],
-        "data": base64.b64encode(part.data).decode("ascii"),
-        "mime_type": part.mime_type,
-    }
-    if type(part) is File and part.name is not None:
-        data["name"] = part.name
-    return data
-
-
-def part_from_dict(data: Any, _: object = None) -> Part:
-    """Rebuild a part from :func:`part_to_dict` output.
-
-    Raises:
-        ContextDataError: *data* is not a part (a ``ValueError``; names
-            what is wrong).
-    """
-    if not isinstance(data, Mapping):
-        msg = f"A content part must be a mapping, got {type(data).__name__}."
-        raise ContextDataError(msg)
-    hook = _PART_HOOKS.get(data.get("type"))
-    if hook is None:
-        msg = (
-            "A content part's 'type' must be 'text', 'image', 'audio' or "
-            f"'file', got {data.get('type')!r:.40}."
-        )
-        raise ContextDataError(msg)
-    part: Part = hook({k: v for k, v in data.items() if k != "type"})
-    return part
-
-
-def content_from_json(data: dict[str, Any], what: str) -> None:
-    """Move stored parts (``"content"``) into ``"output"``, in place."""
-    content = data.pop("content", None)
-    if content is None:
-        return
-    if not isinstance(content, list) or not content:
-        msg = f"{what} field 'content' must be a non-empty list of parts."
-        raise ContextDataError(msg)
-    try:
-        data["output"] = tuple(part_from_dict(item) for item in content)
-    except ContextDataError as exc:
-        msg = f"{what} field 'content' holds a bad part: {exc}"
-        raise ContextDataError(msg) from None
-
-
-def output_to_json(output: object, data: dict[str, Any], where: str) -> None:
-    """Store *output* in *data*: parts under ``"content"``, else JSON."""
-    parts = parts_of(output)
-    if parts is None:
-        data["output"] = json_data(output, where)
-    else:
-        data["output"] = None
-        data["content"] = [part_to_dict(part) for part in parts]
-
-
-# -- results, approvals, contexts, sessions -----------------------------------
-
-
-def result_to_dict(result: ToolResult) -> dict[str, Any]:
-    """Return *result* as JSON-safe data; ``exception`` is dropped.
-
-    A content output (a tuple of parts) is stored under ``"content"``
-    (:func:`part_to_dict` each), ``"output"`` then None.
-    """
-    data: dict[str, Any] = {
-        "format": RESULT_FORMAT,
-        "name": result.name,
-        "call_id": result.call_id,
-        "invocation_id": result.invocation_id,
-        "output": None,
-        "is_error": result.is_error,
-        "error": result.error,
-        "metadata": json_data(
-            result.metadata, "the result metadata", envelope=ENTRIES
-        ),
-        "state_changes": json_data(
-            result.state_changes, "the state changes", envelope=ENTRIES
-        ),
-        "duration_ns": result.duration_ns,
-    }
-    output_to_json(result.output, data, "the result output")
-    return data
-
-
-_RESULT = "ToolResult"
-result_from_dict: Final = record_hooks(
-    ToolResult,
-    RESULT_FORMAT,
-    _RESULT,
-    before=lambda body: content_from_json(body, _RESULT),
-    exception=override(omit=True),
-    approval=override(omit=True),
-    output=override(struct_hook=data_hook(_RESULT, "output")),
-    metadata=override(
-        struct_hook=data_hook(_RESULT, "metadata", envelope=ENTRIES)
-    ),
-    state_changes=override(
-        struct_hook=data_hook(_RESULT, "state_changes", envelope=ENTRIES)
-    ),
-)
-"""Rebuild a result from :func:`result_to_dict` output."""
-
-
-def approval_to_dict(request: ApprovalRequest) -> dict[str, Any]:
-    """Return *request* as JSON data (format ``toolctx.approval/1``)."""
-    call = request.call
-    return {
-        "format": APPROVAL_FORMAT,
-        "call": {
-            "name": call.name,
-            "arguments": thaw(call.arguments),
-            "id": call.id,
-        },
-        "invocation_id": request.invocation_id,
-        "parent_invocation_id": request.parent_invocation_id,
-        "context": thaw(request.context),
-        "tool_fingerprint": request.tool_fingerprint,
-        "requested_at": request.requested_at,
-        "expires_at": request.expires_at,
-        "signature": request.signature,
-    }
-
-
-_APPROVAL = "ApprovalRequest"
-record_hooks(
-    ToolCall,
-    None,
-    "ApprovalRequest call",
-    arguments=override(
-        struct_hook=data_hook(
-            _APPROVAL,
-            "arguments",
-            envelope=ENTRIES,
-            finish=lambda d: freeze_mapping(
-                d, "ApprovalRequest.call.arguments"
-            ),
-        )
-    ),
-)
-_approval_fields: Final = record_hooks(
-    ApprovalRequest,
-    APPROVAL_FORMAT,
-    _APPROVAL,
-    context=override(
-        struct_hook=data_hook(
-            _APPROVAL,
-            "context",
-            envelope=CONTEXT_ENVELOPE,
-            finish=lambda d: freeze_mapping(d, "ApprovalRequest.context"),
-        )
-    ),
-)
-
-
-def approval_from_dict(data: Any) -> ApprovalRequest:
-    """Rebuild a request from :func:`approval_to_dict` output.
-
-    Every field is required, as written; the ids are then checked (see
-    :meth:`ApprovalRequest.from_dict`).
-    """
-    if isinstance(data, Mapping):
-        missing = [name for name in _APPROVAL_KEYS if name not in data]
-        if missing:
-            msg = f"{_APPROVAL} data lacks the field {missing[0]!r}."
-            raise ContextDataError(msg)
-    return _approval_fields(data)
-
-
-_APPROVAL_KEYS: Final = (
-    "call",
-    "invocation_id",
-    "context",
-    "tool_fingerprint",
-    "requested_at",
-)
-
-
-def context_to_dict(ctx: ExecutionContext) -> dict[str, Any]:
-    """Return *ctx* as JSON-safe data; ``scope`` is dropped."""
-    return {
-        "format": CONTEXT_FORMAT,
-        "invocation_id": ctx.invocation_id,
-        "session_id": ctx.session_id,
-        "turn": ctx.turn,
-        "user_id": ctx.user_id,
-        "agent_id": ctx.agent_id,
-        "tool_name": ctx.tool_name,
-        "tool_call_id": ctx.tool_call_id,
-        "parent_invocation_id": ctx.parent_invocation_id,
-        "metadata": json_data(ctx.metadata, "metadata", envelope=ENTRIES),
-        "state": json_data(ctx.state, "state", envelope=ENTRIES),
-        "prior_results": [result_to_dict(r) for r in ctx.prior_results],
-        "values": values_to_json(ctx.values),
-    }
-
-
-def _null_is_default(body: dict[str, Any], names: tuple[str, ...]) -> None:
+def null_is_default(body: dict[str, Any], names: tuple[str, ...]) -> None:
+    """Drop the *names* whose value is null, so their defaults apply."""
     for name in names:
         if name in body and body[name] is None:
             del body[name]
-
-
-_CONTEXT = "ExecutionContext"
-_context_from_dict: Final = record_hooks(
-    ExecutionContext,
-    CONTEXT_FORMAT,
-    _CONTEXT,
-    before=lambda body: _null_is_default(
-        body, ("invocation_id", "prior_results")
-    ),
-    scope=override(omit=True),
-    _recorder=override(omit=True),
-    metadata=override(
-        struct_hook=data_hook(_CONTEXT, "metadata", envelope=ENTRIES)
-    ),
-    state=override(struct_hook=data_hook(_CONTEXT, "state", envelope=ENTRIES)),
-    values=override(struct_hook=_values_hook(_CONTEXT)),
-)
-
-
-def context_from_dict(
-    data: Mapping[str, Any], *, scope: object | None = None
-) -> ExecutionContext:
-    """Rebuild a context from :func:`context_to_dict` output."""
-    ctx = _context_from_dict(data)
-    if scope is None:
-        return ctx
-    return attrs.evolve(ctx, scope=scope)
-
-
-def session_to_dict(session: Session) -> dict[str, Any]:
-    """Return *session* as JSON-safe data (see :mod:`toolctx.sessions`)."""
-    snap = session.snapshot()
-    return {
-        "format": SESSION_FORMAT,
-        "id": snap["id"],
-        "user_id": snap["user_id"],
-        "turn": snap["turn"],
-        "agent_id": snap["agent_id"],
-        "state": json_data(
-            snap["state"], "the session state", envelope=ENTRIES
-        ),
-        "metadata": json_data(
-            snap["metadata"], "the session metadata", envelope=ENTRIES
-        ),
-        "values": values_to_json(snap["values"]),
-        "results": [result_to_dict(result) for result in snap["results"]],
-        "pending": [approval_to_dict(item) for item in snap["pending"]],
-    }
-
-
-def _session_fields() -> type:
-    """The fields of stored session data, as an attrs class."""
-
-    def check_id(_: object, __: object, value: object) -> None:
-        if type(value) is not str or not value:
-            msg = f"must be a non-empty string, got {value!r:.40}."
-            raise ContextDataError(f"{_SESSION} field 'id' {msg}")
-
-    return attrs.make_class(
-        "SessionData",
-        {
-            "id": attrs.field(type=Any, validator=check_id),
-            "user_id": attrs.field(
-                type=cast("type", str | None), default=None
-            ),
-            "turn": attrs.field(type=int, default=0),
-            "agent_id": attrs.field(
-                type=cast("type", str | None), default=None
-            ),
-            "state": attrs.field(type=dict, factory=dict),
-            "metadata": attrs.field(type=dict, factory=dict),
-            "values": attrs.field(type=dict, factory=dict),
-            "results": attrs.field(type=list[ToolResult], factory=list),
-            "pending": attrs.field(type=list[ApprovalRequest], factory=list),
-        },
-        kw_only=True,
-        frozen=True,
-    )
-
-
-_SESSION = "Session data"
-_SessionData: Final = _session_fields()
-_session_data: Final[Callable[..., Any]] = record_hooks(
-    _SessionData,
-    SESSION_FORMAT,
-    _SESSION,
-    before=lambda body: _null_is_default(body, ("pending", "results")),
-    noun="session data",
-    state=override(struct_hook=data_hook(_SESSION, "state", envelope=ENTRIES)),
-    metadata=override(
-        struct_hook=data_hook(_SESSION, "metadata", envelope=ENTRIES)
-    ),
-    values=override(struct_hook=_values_hook(_SESSION)),
-)
-
-
-def session_from_dict(
-    data: Mapping[str, Any], *, scope: object | None = None
-) -> Session:
-    """Rebuild a session from :func:`session_to_dict` output."""
-    if not isinstance(cast("object", data), Mapping):
-        msg = (
-            f"session_from_dict() takes a mapping, got {type(data).__name__}."
-        )
-        raise ContextDataError(msg)
-    fields = _session_data(data)
-    return Session(
-        fields.id,
-        user_id=fields.user_id,
-        turn=fields.turn,
-        agent_id=fields.agent_id,
-        state=fields.state,
-        metadata=fields.metadata,
-        values=fields.values,
-        results=fields.results,
-        pending=fields.pending,
-        scope=scope,
-    )

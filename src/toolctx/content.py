@@ -30,12 +30,14 @@ a streaming tool: that is an error result saying so.
 
 from __future__ import annotations
 
+import base64
+import functools
 import mimetypes
 import re
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Final, TypeAlias, final
+from typing import Any, ClassVar, Final, TypeAlias, cast, final
 
 import attrs
 
@@ -253,6 +255,9 @@ def as_content(value: object) -> tuple[Part, ...] | None:
     return tuple(parts)
 
 
+_TAGS: Final[dict[type, str]] = {cl: cl.__name__.lower() for cl in PART_TYPES}
+
+
 def part_to_dict(part: Part) -> dict[str, Any]:
     """Return *part* as JSON-safe data (``data`` as base64 text).
 
@@ -262,9 +267,27 @@ def part_to_dict(part: Part) -> dict[str, Any]:
 
     .. versionadded:: 0.1.0
     """
-    from toolctx import codec
+    if type(part) is Text:
+        return {"type": "text", "text": part.text}
+    data = {
+        "type": _TAGS[type(part)],
+        "data": base64.b64encode(part.data).decode("ascii"),
+        "mime_type": part.mime_type,
+    }
+    if type(part) is File and part.name is not None:
+        data["name"] = part.name
+    return data
 
-    return codec.part_to_dict(part)
+
+@functools.cache
+def _part_hooks() -> dict[object, Callable[..., Part]]:
+    """The codec's strict structure hook of each part, by its tag."""
+    from toolctx.codec import record_hooks
+
+    return {
+        tag: record_hooks(cl, None, "A content part")
+        for cl, tag in _TAGS.items()
+    }
 
 
 def part_from_dict(data: Mapping[str, Any]) -> Part:
@@ -272,13 +295,57 @@ def part_from_dict(data: Mapping[str, Any]) -> Part:
 
     Raises:
         ContextDataError: *data* is not a part (a ``ValueError``; names
-            what is wrong).
+            what is wrong, a key that is not a field included).
 
     .. versionadded:: 0.1.0
     """
-    from toolctx import codec
+    from toolctx.exceptions import ContextDataError
 
-    return codec.part_from_dict(data)
+    if not isinstance(cast("object", data), Mapping):
+        msg = f"A content part must be a mapping, got {type(data).__name__}."
+        raise ContextDataError(msg)
+    hook = _part_hooks().get(data.get("type"))
+    if hook is None:
+        msg = (
+            "A content part's 'type' must be 'text', 'image', 'audio' or "
+            f"'file', got {data.get('type')!r:.40}."
+        )
+        raise ContextDataError(msg)
+    part: Part = hook({k: v for k, v in data.items() if k != "type"})
+    return part
+
+
+def content_from_json(data: dict[str, Any], what: str) -> None:
+    """Move stored parts (``"content"``) into ``"output"``, in place.
+
+    Raises:
+        ContextDataError: ``"content"`` is not a list of parts.
+    """
+    from toolctx.exceptions import ContextDataError
+
+    content = data.pop("content", None)
+    if content is None:
+        return
+    if not isinstance(content, list) or not content:
+        msg = f"{what} field 'content' must be a non-empty list of parts."
+        raise ContextDataError(msg)
+    try:
+        data["output"] = tuple(part_from_dict(item) for item in content)
+    except ContextDataError as exc:
+        msg = f"{what} field 'content' holds a bad part: {exc}"
+        raise ContextDataError(msg) from None
+
+
+def output_to_json(output: object, data: dict[str, Any], where: str) -> None:
+    """Store *output* in *data*: parts under ``"content"``, else JSON."""
+    from toolctx.codec import json_data
+
+    parts = parts_of(output)
+    if parts is None:
+        data["output"] = json_data(output, where)
+    else:
+        data["output"] = None
+        data["content"] = [part_to_dict(part) for part in parts]
 
 
 def may_carry_content(hint: object) -> bool:

@@ -310,7 +310,7 @@ class ExecutionContext:
 
         .. versionadded:: 0.1.0
         """
-        from toolctx.codec import context_to_dict
+        from toolctx.context.codec import context_to_dict
 
         return context_to_dict(self)
 
@@ -332,7 +332,7 @@ class ExecutionContext:
 
         .. versionadded:: 0.1.0
         """
-        from toolctx.codec import context_from_dict
+        from toolctx.context.codec import context_from_dict
 
         return context_from_dict(data, scope=scope)
 

@@ -27,7 +27,7 @@ import attrs
 from toolctx._records import ToolCall
 from toolctx._text import exception_text
 from toolctx._types.decode import DEFAULT_LIMITS
-from toolctx.codec import value_to_json
+from toolctx.context.codec import value_to_json
 from toolctx.context.execution import (
     CallRecorder,
     ExecutionContext,

@@ -20,13 +20,9 @@ from cattrs.gen import override
 
 from toolctx._frozen import CONTEXT_ENVELOPE, ENTRIES, freeze_mapping
 from toolctx._records import ToolResult
-from toolctx.codec import (
-    content_from_json,
-    data_hook,
-    output_to_json,
-    record_hooks,
-    value_from_json,
-)
+from toolctx.codec import data_hook, record_hooks
+from toolctx.content import content_from_json, output_to_json
+from toolctx.context.codec import value_from_json
 from toolctx.context.execution import ExecutionContext
 from toolctx.context.keys import known_key
 from toolctx.exceptions import ContextDataError

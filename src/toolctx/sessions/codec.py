@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolctx import codec
-from toolctx.codec import SESSION_FORMAT
+from toolctx.context import codec
+from toolctx.context.codec import SESSION_FORMAT
 from toolctx.context.session import Session
 
 
