@@ -12,7 +12,12 @@ data (state, metadata, outputs, arguments) nested deeper than
 
 Each record's data carries a ``"format"`` (``"toolctx.context/1"``,
 ``"toolctx.result/1"``, ``"toolctx.session/1"``, ...); ``scope`` and
-exceptions are runtime-only and never written.
+exceptions are runtime-only and never written. The module holding each
+record registers its strict hook here on first use
+(:func:`record_hooks`), so that importing toolctx does not import
+cattrs; writing uses small dict literals and the tools' compiled output
+step for the JSON data inside (:func:`json_data`), which is faster than
+a converter walk.
 
 Typed values of types toolctx does not know (a host's own classes kept
 in ``ContextKey`` slots) are written and read with hooks the host
