@@ -16,7 +16,10 @@ import attrs
 
 from toolctx._builders import record_builder
 from toolctx._definition_records import ToolAnnotations, ToolDefinition
-from toolctx._frozen import freeze_mapping
+from toolctx._frozen import ENTRIES, depth_problem, freeze_mapping, thaw
+from toolctx._types.output import to_json as output_to_json_data
+from toolctx.content import part_from_dict, part_to_dict, parts_of
+from toolctx.exceptions import ContextDataError
 
 
 __all__ = [
@@ -159,8 +162,6 @@ def _check_ids(request: ApprovalRequest) -> None:
             not an ISO 8601 time with a zone.
     """
     import datetime as dt
-
-    from toolctx.exceptions import ContextDataError
 
     what = "ApprovalRequest"
     inv = request.invocation_id
@@ -372,6 +373,57 @@ def _frozen_copy(data: Mapping[str, Any], label: str) -> Mapping[str, Any]:
 
 # -- the codec of results and approval requests ------------------------------
 
+_FLATTEN: Final = " Flatten the data."
+
+
+def json_data(value: object, where: str, *, envelope: int = 0) -> Any:
+    """Return *value* as JSON data; a ContextDataError names *where*.
+
+    Uses the tools' compiled output step (faster than a converter walk
+    for arbitrary data); data nested past the limit is refused too, so
+    that what is written can be read back.
+    """
+    try:
+        data = output_to_json_data(value)
+    except TypeError as exc:
+        msg = f"Cannot serialize {where}: {exc}"
+        raise ContextDataError(msg) from None
+    subject = f"Cannot serialize {where}:" + ("" if envelope else " it")
+    problem = depth_problem(data, subject, envelope=envelope)
+    if problem is not None:
+        raise ContextDataError(problem + _FLATTEN)
+    return data
+
+
+def content_from_json(data: dict[str, Any], what: str) -> None:
+    """Move stored parts (``"content"``) into ``"output"``, in place.
+
+    Raises:
+        ContextDataError: ``"content"`` is not a list of parts.
+    """
+    content = data.pop("content", None)
+    if content is None:
+        return
+    if not isinstance(content, list) or not content:
+        msg = f"{what} field 'content' must be a non-empty list of parts."
+        raise ContextDataError(msg)
+    try:
+        data["output"] = tuple(part_from_dict(item) for item in content)
+    except ContextDataError as exc:
+        msg = f"{what} field 'content' holds a bad part: {exc}"
+        raise ContextDataError(msg) from None
+
+
+def output_to_json(output: object, data: dict[str, Any], where: str) -> None:
+    """Store *output* in *data*: parts under ``"content"``, else JSON."""
+    parts = parts_of(output)
+    if parts is None:
+        data["output"] = json_data(output, where)
+    else:
+        data["output"] = None
+        data["content"] = [part_to_dict(part) for part in parts]
+
+
 RESULT_FORMAT: Final = "toolctx.result/1"
 """The ``format`` of :func:`result_to_dict` data."""
 
@@ -386,10 +438,6 @@ def result_to_dict(result: ToolResult) -> dict[str, Any]:
         ContextDataError: The output, metadata or state changes have no
             JSON form or nest deeper than 200 levels.
     """
-    from toolctx._frozen import ENTRIES
-    from toolctx.codec import json_data
-    from toolctx.content import output_to_json
-
     data: dict[str, Any] = {
         "format": RESULT_FORMAT,
         "name": result.name,
@@ -422,8 +470,6 @@ def result_from_dict(data: Mapping[str, Any]) -> ToolResult:
 
 def approval_to_dict(request: ApprovalRequest) -> dict[str, Any]:
     """Return *request* as JSON data (format ``toolctx.approval/1``)."""
-    from toolctx._frozen import thaw
-
     call = request.call
     return {
         "format": APPROVAL_FORMAT,
@@ -457,8 +503,6 @@ def approval_from_dict(data: Any) -> ApprovalRequest:
     Every field is required, as written; :meth:`ApprovalRequest.from_dict`
     then checks the ids.
     """
-    from toolctx.exceptions import ContextDataError
-
     if isinstance(data, Mapping):
         missing = [name for name in _APPROVAL_KEYS if name not in data]
         if missing:
@@ -481,9 +525,8 @@ def codec_hooks() -> _Hooks:
     """
     from cattrs.gen import override
 
-    from toolctx._frozen import CONTEXT_ENVELOPE, ENTRIES, freeze_mapping
+    from toolctx._frozen import CONTEXT_ENVELOPE
     from toolctx.codec import data_hook, record_hooks
-    from toolctx.content import content_from_json
 
     what = "ToolResult"
     result = record_hooks(

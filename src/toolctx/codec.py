@@ -16,8 +16,8 @@ exceptions are runtime-only and never written. The module holding each
 record registers its strict hook here on first use
 (:func:`record_hooks`), so that importing toolctx does not import
 cattrs; writing uses small dict literals and the tools' compiled output
-step for the JSON data inside (:func:`json_data`), which is faster than
-a converter walk.
+step for the JSON data inside (``json_data`` in ``toolctx._records``),
+which is faster than a converter walk.
 
 Typed values of types toolctx does not know (a host's own classes kept
 in ``ContextKey`` slots) are written and read with hooks the host
@@ -59,7 +59,6 @@ from cattrs.gen import make_dict_structure_fn
 from cattrs.preconf.json import configure_converter
 
 from toolctx._frozen import depth_problem
-from toolctx._types.output import to_json as _output_to_json
 from toolctx.exceptions import ContextDataError
 
 
@@ -80,7 +79,6 @@ tells the codec to route slot values of the type through the converter.
 """
 configure_converter(converter)
 
-_FLATTEN: Final = " Flatten the data."
 _HOST_TYPES: set[object] = set()
 _LOCK = threading.Lock()
 
@@ -230,25 +228,6 @@ def data_hook(
         return value if done is None else done(value)
 
     return hook
-
-
-def json_data(value: object, where: str, *, envelope: int = 0) -> Any:
-    """Return *value* as JSON data; a ContextDataError names *where*.
-
-    Uses the tools' compiled output step (faster than a converter walk
-    for arbitrary data); data nested past the limit is refused too, so
-    that what is written can be read back.
-    """
-    try:
-        data = _output_to_json(value)
-    except TypeError as exc:
-        msg = f"Cannot serialize {where}: {exc}"
-        raise ContextDataError(msg) from None
-    subject = f"Cannot serialize {where}:" + ("" if envelope else " it")
-    problem = depth_problem(data, subject, envelope=envelope)
-    if problem is not None:
-        raise ContextDataError(problem + _FLATTEN)
-    return data
 
 
 def record_hooks(

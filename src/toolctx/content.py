@@ -315,39 +315,6 @@ def part_from_dict(data: Mapping[str, Any]) -> Part:
     return part
 
 
-def content_from_json(data: dict[str, Any], what: str) -> None:
-    """Move stored parts (``"content"``) into ``"output"``, in place.
-
-    Raises:
-        ContextDataError: ``"content"`` is not a list of parts.
-    """
-    from toolctx.exceptions import ContextDataError
-
-    content = data.pop("content", None)
-    if content is None:
-        return
-    if not isinstance(content, list) or not content:
-        msg = f"{what} field 'content' must be a non-empty list of parts."
-        raise ContextDataError(msg)
-    try:
-        data["output"] = tuple(part_from_dict(item) for item in content)
-    except ContextDataError as exc:
-        msg = f"{what} field 'content' holds a bad part: {exc}"
-        raise ContextDataError(msg) from None
-
-
-def output_to_json(output: object, data: dict[str, Any], where: str) -> None:
-    """Store *output* in *data*: parts under ``"content"``, else JSON."""
-    from toolctx.codec import json_data
-
-    parts = parts_of(output)
-    if parts is None:
-        data["output"] = json_data(output, where)
-    else:
-        data["output"] = None
-        data["content"] = [part_to_dict(part) for part in parts]
-
-
 def may_carry_content(hint: object) -> bool:
     """Whether a return annotation names a part class anywhere in it."""
     if hint in PART_TYPES:

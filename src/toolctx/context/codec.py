@@ -27,6 +27,7 @@ from toolctx._records import (
     ToolResult,
     approval_to_dict,
     codec_hooks,
+    json_data,
     result_from_dict,
     result_to_dict,
 )
@@ -35,7 +36,6 @@ from toolctx.codec import (
     converter,
     data_hook,
     hosted,
-    json_data,
     null_is_default,
     record_hooks,
 )

@@ -19,9 +19,8 @@ import attrs
 from cattrs.gen import override
 
 from toolctx._frozen import CONTEXT_ENVELOPE, ENTRIES, freeze_mapping
-from toolctx._records import ToolResult
+from toolctx._records import ToolResult, content_from_json, output_to_json
 from toolctx.codec import data_hook, record_hooks
-from toolctx.content import content_from_json, output_to_json
 from toolctx.context.codec import value_from_json
 from toolctx.context.execution import ExecutionContext
 from toolctx.context.keys import known_key
