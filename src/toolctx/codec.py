@@ -315,15 +315,15 @@ def register_hooks(
         structure: JSON data (and *tp*) back to a value.
 
     Example:
-        >>> from decimal import Decimal
+        >>> from fractions import Fraction
         >>> from toolctx import ContextKey, ExecutionContext
-        >>> register_hooks(Decimal, str, lambda data, _: Decimal(data))
-        >>> PRICE = ContextKey("codec_doc_price", Decimal)
-        >>> ctx = ExecutionContext().with_value(PRICE, Decimal("9.99"))
+        >>> register_hooks(Fraction, str, lambda data, _: Fraction(data))
+        >>> SHARE = ContextKey("codec_doc_share", Fraction)
+        >>> ctx = ExecutionContext().with_value(SHARE, Fraction(1, 3))
         >>> ctx.to_dict()["values"]
-        {'codec_doc_price': '9.99'}
-        >>> ExecutionContext.from_dict(ctx.to_dict()).get(PRICE)
-        Decimal('9.99')
+        {'codec_doc_share': '1/3'}
+        >>> ExecutionContext.from_dict(ctx.to_dict()).get(SHARE)
+        Fraction(1, 3)
 
     .. versionadded:: 0.1.0
     """
