@@ -611,9 +611,9 @@ class TestRequestData:
         ("change", "message"),
         [
             ({"format": "other"}, "format 'toolctx.approval/1'"),
-            ({"call": None}, "'call' must be a mapping"),
+            ({"call": None}, "'call' must be an object"),
             ({"invocation_id": 3}, "'invocation_id' must be a string"),
-            ({"context": []}, "must be mappings"),
+            ({"context": []}, "'context' must be an object"),
         ],
     )
     def test_damaged_data_is_refused(

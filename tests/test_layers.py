@@ -5,7 +5,9 @@ The layers, bottom first (ARCHITECTURE.md):
 0. leaf utilities (``_text``, ``_docstrings``, ``_frozen``, ``_ids``,
    ``_builders``);
 1. ``exceptions``;
-2. ``_types``: the type model, which knows no toolctx domain class;
+2. ``_types``: the type model, which knows no toolctx domain class; and
+   ``codec``, the cattrs converter each record's module registers its
+   hooks on;
 3. ``_records``: ``ToolCall``, ``ToolResult``, ``ToolChunk``,
    ``ToolDefinition`` (from ``_definition_records``);
 4. ``context``: the context, its keys, the ContextVar and its one bind
@@ -44,6 +46,7 @@ LAYERS: list[tuple[int, str]] = [
     (0, "toolctx._builders"),
     (1, "toolctx.exceptions"),
     (2, "toolctx._types"),
+    (2, "toolctx.codec"),
     (3, "toolctx._records"),
     (3, "toolctx._definition_records"),
     (3, "toolctx.content"),

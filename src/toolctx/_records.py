@@ -7,14 +7,19 @@ definition records (``ToolDefinition``, ``ToolAnnotations``) live in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final, cast, final
+import functools
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final, NamedTuple, final
 
 import attrs
 
 from toolctx._builders import record_builder
 from toolctx._definition_records import ToolAnnotations, ToolDefinition
-from toolctx._frozen import freeze_mapping
+from toolctx._frozen import ENTRIES, depth_problem, freeze_mapping, thaw
+from toolctx._types.output import to_json as output_to_json_data
+from toolctx.content import part_from_dict, part_to_dict, parts_of
+from toolctx.exceptions import ContextDataError
 
 
 __all__ = [
@@ -31,6 +36,8 @@ __all__ = [
     "ToolResult",
     "frozen_view",
     "new_result",
+    "result_from_dict",
+    "result_to_dict",
 ]
 
 
@@ -113,25 +120,9 @@ class ApprovalRequest:
     def to_dict(self) -> dict[str, Any]:
         """Return the request as JSON data (format ``toolctx.approval/1``).
 
-        .. versionadded:: 0.2.0
+        .. versionadded:: 0.1.0
         """
-        from toolctx._frozen import thaw
-
-        return {
-            "format": APPROVAL_FORMAT,
-            "call": {
-                "name": self.call.name,
-                "arguments": thaw(self.call.arguments),
-                "id": self.call.id,
-            },
-            "invocation_id": self.invocation_id,
-            "parent_invocation_id": self.parent_invocation_id,
-            "context": thaw(self.context),
-            "tool_fingerprint": self.tool_fingerprint,
-            "requested_at": self.requested_at,
-            "expires_at": self.expires_at,
-            "signature": self.signature,
-        }
+        return approval_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ApprovalRequest:
@@ -144,79 +135,16 @@ class ApprovalRequest:
         was really held.
 
         Raises:
-            ContextDataError: *data* is not a request of this format; the
-                message names the field.
+            ContextDataError: *data* is not a request of this format: a
+                field is missing, unknown or of the wrong type, or an id
+                is not one a dispatcher makes; the message names the
+                field.
 
-        .. versionadded:: 0.2.0
+        .. versionadded:: 0.1.0
         """
-        from toolctx._frozen import (
-            CONTEXT_ENVELOPE,
-            ENTRIES,
-            depth_problem,
-            freeze_mapping,
-        )
-        from toolctx.exceptions import ContextDataError
-
-        what = "ApprovalRequest"
-        if not isinstance(cast("object", data), Mapping) or (
-            data.get("format") != APPROVAL_FORMAT
-        ):
-            msg = (
-                f"{what} data must be a mapping with format "
-                f"{APPROVAL_FORMAT!r} (what ApprovalRequest.to_dict() "
-                "returns)."
-            )
-            raise ContextDataError(msg)
-        call = data.get("call")
-        if not isinstance(call, Mapping):
-            msg = f"{what} field 'call' must be a mapping."
-            raise ContextDataError(msg)
-        fields: dict[str, Any] = {}
-        for source, key, optional in (
-            (call, "name", False),
-            (call, "id", True),
-            (data, "invocation_id", False),
-            (data, "parent_invocation_id", True),
-            (data, "tool_fingerprint", False),
-            (data, "requested_at", False),
-            (data, "expires_at", True),
-            (data, "signature", True),
-        ):
-            value = source.get(key)
-            if not (isinstance(value, str) or (optional and value is None)):
-                msg = f"{what} field {key!r} must be a string: {value!r:.30}."
-                raise ContextDataError(msg)
-            fields[key] = value
-        _check_ids(fields, data.get("context"))
-        arguments, context = call.get("arguments"), data.get("context")
-        if not isinstance(arguments, Mapping) or not isinstance(
-            context, Mapping
-        ):
-            msg = f"{what} fields 'arguments' and 'context' must be mappings."
-            raise ContextDataError(msg)
-        for field, value, envelope in (
-            ("arguments", arguments, ENTRIES),
-            ("context", context, CONTEXT_ENVELOPE),
-        ):
-            problem = depth_problem(
-                value, f"{what} field {field!r}", envelope=envelope
-            )
-            if problem is not None:
-                raise ContextDataError(problem)
-        return cls(
-            call=ToolCall(
-                fields["name"],
-                freeze_mapping(arguments, "ApprovalRequest.call.arguments"),
-                fields["id"],
-            ),
-            invocation_id=fields["invocation_id"],
-            parent_invocation_id=fields["parent_invocation_id"],
-            context=freeze_mapping(context, "ApprovalRequest.context"),
-            tool_fingerprint=fields["tool_fingerprint"],
-            requested_at=fields["requested_at"],
-            expires_at=fields["expires_at"],
-            signature=fields["signature"],
-        )
+        request = approval_from_dict(data)
+        _check_ids(request)
+        return request
 
 
 _MAX_ID = 256
@@ -224,7 +152,7 @@ _MAX_ID = 256
 _HEX_DIGITS = frozenset("0123456789abcdef")
 
 
-def _check_ids(fields: Mapping[str, Any], context: object) -> None:
+def _check_ids(request: ApprovalRequest) -> None:
     """Refuse ids a dispatcher would not have made or could not log.
 
     Raises:
@@ -235,18 +163,19 @@ def _check_ids(fields: Mapping[str, Any], context: object) -> None:
     """
     import datetime as dt
 
-    from toolctx.exceptions import ContextDataError
-
     what = "ApprovalRequest"
-    inv = fields["invocation_id"]
+    inv = request.invocation_id
+    context = request.context
     if len(inv) != 32 or not set(inv) <= _HEX_DIGITS:  # noqa: PLR2004
         msg = (
             f"{what} field 'invocation_id' must be a dispatcher's "
             f"invocation id (32 lowercase hex digits), got {inv!r:.40}."
         )
         raise ContextDataError(msg)
-    for key in ("id", "parent_invocation_id"):
-        value = fields[key]
+    for key, value in (
+        ("id", request.call.id),
+        ("parent_invocation_id", request.parent_invocation_id),
+    ):
         if value is not None and not (
             0 < len(value) <= _MAX_ID and value.isprintable()
         ):
@@ -255,16 +184,13 @@ def _check_ids(fields: Mapping[str, Any], context: object) -> None:
                 f"at most {_MAX_ID} printable characters, got {value!r:.40}."
             )
             raise ContextDataError(msg)
-    if (
-        isinstance(context, Mapping)
-        and context.get("invocation_id", inv) != inv
-    ):
+    if context.get("invocation_id", inv) != inv:
         msg = (
             f"{what} field 'context' names another invocation than "
             "'invocation_id'."
         )
         raise ContextDataError(msg)
-    expires = fields["expires_at"]
+    expires = request.expires_at
     if expires is not None:
         try:
             when = dt.datetime.fromisoformat(expires)
@@ -443,3 +369,208 @@ def _frozen_copy(data: Mapping[str, Any], label: str) -> Mapping[str, Any]:
             else _NO_PRIOR_CHANGES
         )
     return freeze_mapping(dict(data), label)
+
+
+# -- the codec of results and approval requests ------------------------------
+
+_FLATTEN: Final = " Flatten the data."
+
+
+def json_data(value: object, where: str, *, envelope: int = 0) -> Any:
+    """Return *value* as JSON data; a ContextDataError names *where*.
+
+    Uses the tools' compiled output step (faster than a converter walk
+    for arbitrary data); data nested past the limit is refused too, so
+    that what is written can be read back.
+    """
+    try:
+        data = output_to_json_data(value)
+    except TypeError as exc:
+        msg = f"Cannot serialize {where}: {exc}"
+        raise ContextDataError(msg) from None
+    subject = f"Cannot serialize {where}:" + ("" if envelope else " it")
+    problem = depth_problem(data, subject, envelope=envelope)
+    if problem is not None:
+        raise ContextDataError(problem + _FLATTEN)
+    return data
+
+
+def content_from_json(data: dict[str, Any], what: str) -> None:
+    """Move stored parts (``"content"``) into ``"output"``, in place.
+
+    Raises:
+        ContextDataError: ``"content"`` is not a list of parts.
+    """
+    content = data.pop("content", None)
+    if content is None:
+        return
+    if not isinstance(content, list) or not content:
+        msg = f"{what} field 'content' must be a non-empty list of parts."
+        raise ContextDataError(msg)
+    try:
+        data["output"] = tuple(part_from_dict(item) for item in content)
+    except ContextDataError as exc:
+        msg = f"{what} field 'content' holds a bad part: {exc}"
+        raise ContextDataError(msg) from None
+
+
+def output_to_json(output: object, data: dict[str, Any], where: str) -> None:
+    """Store *output* in *data*: parts under ``"content"``, else JSON."""
+    parts = parts_of(output)
+    if parts is None:
+        data["output"] = json_data(output, where)
+    else:
+        data["output"] = None
+        data["content"] = [part_to_dict(part) for part in parts]
+
+
+RESULT_FORMAT: Final = "toolctx.result/1"
+"""The ``format`` of :func:`result_to_dict` data."""
+
+
+def result_to_dict(result: ToolResult) -> dict[str, Any]:
+    """Return *result* as JSON-safe data; ``exception`` is dropped.
+
+    A content output (a tuple of parts) is stored under ``"content"``
+    (:func:`~toolctx.content.part_to_dict` each), ``"output"`` then None.
+
+    Raises:
+        ContextDataError: The output, metadata or state changes have no
+            JSON form or nest deeper than 200 levels.
+    """
+    data: dict[str, Any] = {
+        "format": RESULT_FORMAT,
+        "name": result.name,
+        "call_id": result.call_id,
+        "invocation_id": result.invocation_id,
+        "output": None,
+        "is_error": result.is_error,
+        "error": result.error,
+        "metadata": json_data(
+            result.metadata, "the result metadata", envelope=ENTRIES
+        ),
+        "state_changes": json_data(
+            result.state_changes, "the state changes", envelope=ENTRIES
+        ),
+        "duration_ns": result.duration_ns,
+    }
+    output_to_json(result.output, data, "the result output")
+    return data
+
+
+def result_from_dict(data: Mapping[str, Any]) -> ToolResult:
+    """Rebuild a result from :func:`result_to_dict` output.
+
+    Raises:
+        ContextDataError: *data* is not a stored result: a field is
+            unknown, missing or of the wrong type, or nests too deeply.
+    """
+    return codec_hooks().result(data)
+
+
+def approval_to_dict(request: ApprovalRequest) -> dict[str, Any]:
+    """Return *request* as JSON data (format ``toolctx.approval/1``)."""
+    call = request.call
+    return {
+        "format": APPROVAL_FORMAT,
+        "call": {
+            "name": call.name,
+            "arguments": thaw(call.arguments),
+            "id": call.id,
+        },
+        "invocation_id": request.invocation_id,
+        "parent_invocation_id": request.parent_invocation_id,
+        "context": thaw(request.context),
+        "tool_fingerprint": request.tool_fingerprint,
+        "requested_at": request.requested_at,
+        "expires_at": request.expires_at,
+        "signature": request.signature,
+    }
+
+
+_APPROVAL_KEYS: Final = (
+    "call",
+    "invocation_id",
+    "context",
+    "tool_fingerprint",
+    "requested_at",
+)
+
+
+def approval_from_dict(data: Any) -> ApprovalRequest:
+    """Rebuild a request from :func:`approval_to_dict` output (shape only).
+
+    Every field is required, as written; :meth:`ApprovalRequest.from_dict`
+    then checks the ids.
+    """
+    if isinstance(data, Mapping):
+        missing = [name for name in _APPROVAL_KEYS if name not in data]
+        if missing:
+            msg = f"ApprovalRequest data lacks the field {missing[0]!r}."
+            raise ContextDataError(msg)
+    return codec_hooks().approval(data)
+
+
+class _Hooks(NamedTuple):
+    result: Callable[..., ToolResult]
+    approval: Callable[..., ApprovalRequest]
+
+
+@functools.cache
+def codec_hooks() -> _Hooks:
+    """Register the codec's strict hooks of results and requests, once.
+
+    Built on first use, so that importing toolctx does not import cattrs;
+    records that hold these (contexts, sessions) call this first.
+    """
+    from cattrs.gen import override
+
+    from toolctx._frozen import CONTEXT_ENVELOPE
+    from toolctx.codec import data_hook, record_hooks
+
+    what = "ToolResult"
+    result = record_hooks(
+        ToolResult,
+        RESULT_FORMAT,
+        what,
+        before=lambda body: content_from_json(body, what),
+        exception=override(omit=True),
+        approval=override(omit=True),
+        output=override(struct_hook=data_hook(what, "output")),
+        metadata=override(
+            struct_hook=data_hook(what, "metadata", envelope=ENTRIES)
+        ),
+        state_changes=override(
+            struct_hook=data_hook(what, "state_changes", envelope=ENTRIES)
+        ),
+    )
+    what = "ApprovalRequest"
+    record_hooks(
+        ToolCall,
+        None,
+        "ApprovalRequest call",
+        arguments=override(
+            struct_hook=data_hook(
+                what,
+                "arguments",
+                envelope=ENTRIES,
+                finish=lambda d: freeze_mapping(
+                    d, "ApprovalRequest.call.arguments"
+                ),
+            )
+        ),
+    )
+    approval = record_hooks(
+        ApprovalRequest,
+        APPROVAL_FORMAT,
+        what,
+        context=override(
+            struct_hook=data_hook(
+                what,
+                "context",
+                envelope=CONTEXT_ENVELOPE,
+                finish=lambda d: freeze_mapping(d, "ApprovalRequest.context"),
+            )
+        ),
+    )
+    return _Hooks(result, approval)

@@ -31,11 +31,11 @@ a streaming tool: that is an error result saying so.
 from __future__ import annotations
 
 import base64
-import binascii
+import functools
 import mimetypes
 import re
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final, TypeAlias, cast, final
 
@@ -255,6 +255,9 @@ def as_content(value: object) -> tuple[Part, ...] | None:
     return tuple(parts)
 
 
+_TAGS: Final[dict[type, str]] = {cl: cl.__name__.lower() for cl in PART_TYPES}
+
+
 def part_to_dict(part: Part) -> dict[str, Any]:
     """Return *part* as JSON-safe data (``data`` as base64 text).
 
@@ -262,67 +265,54 @@ def part_to_dict(part: Part) -> dict[str, Any]:
         >>> part_to_dict(Image(b"abc", "image/png"))
         {'type': 'image', 'data': 'YWJj', 'mime_type': 'image/png'}
 
-    .. versionadded:: 0.2.0
+    .. versionadded:: 0.1.0
     """
-    if isinstance(part, Text):
+    if type(part) is Text:
         return {"type": "text", "text": part.text}
-    data = base64.b64encode(part.data).decode("ascii")
-    if isinstance(part, File):
-        out: dict[str, Any] = {
-            "type": "file",
-            "data": data,
-            "mime_type": part.mime_type,
-        }
-        if part.name is not None:
-            out["name"] = part.name
-        return out
-    kind = "image" if isinstance(part, Image) else "audio"
-    return {"type": kind, "data": data, "mime_type": part.mime_type}
+    data = {
+        "type": _TAGS[type(part)],
+        "data": base64.b64encode(part.data).decode("ascii"),
+        "mime_type": part.mime_type,
+    }
+    if type(part) is File and part.name is not None:
+        data["name"] = part.name
+    return data
+
+
+@functools.cache
+def _part_hooks() -> dict[object, Callable[..., Part]]:
+    """The codec's strict structure hook of each part, by its tag."""
+    from toolctx.codec import record_hooks
+
+    return {
+        tag: record_hooks(cl, None, "A content part")
+        for cl, tag in _TAGS.items()
+    }
 
 
 def part_from_dict(data: Mapping[str, Any]) -> Part:
     """Rebuild a part from :func:`part_to_dict` output.
 
     Raises:
-        ValueError: *data* is not a part (names what is wrong).
+        ContextDataError: *data* is not a part (a ``ValueError``; names
+            what is wrong, a key that is not a field included).
 
-    .. versionadded:: 0.2.0
+    .. versionadded:: 0.1.0
     """
+    from toolctx.exceptions import ContextDataError
+
     if not isinstance(cast("object", data), Mapping):
         msg = f"A content part must be a mapping, got {type(data).__name__}."
-        raise ValueError(msg)  # noqa: TRY004  # data, not a programming error
-    kind = data.get("type")
-    if kind == "text":
-        return Text(_field(data, "text"))
-    try:
-        raw = base64.b64decode(_field(data, "data"), validate=True)
-    except (binascii.Error, ValueError):
-        msg = "A content part's 'data' must be base64 text."
-        raise ValueError(msg) from None
-    mime = _field(data, "mime_type")
-    if kind == "image":
-        return Image(raw, mime)
-    if kind == "audio":
-        return Audio(raw, mime)
-    if kind == "file":
-        name = data.get("name")
-        if name is not None and not isinstance(name, str):
-            msg = "A file part's 'name' must be a string."
-            raise ValueError(msg)
-        return File(raw, mime, name=name)
-    msg = (
-        "A content part's 'type' must be 'text', 'image', 'audio' or "
-        f"'file', got {kind!r:.40}."
-    )
-    raise ValueError(msg)
-
-
-def _field(data: Mapping[str, Any], key: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str):
-        msg = f"A content part needs a string {key!r}, got {value!r:.40}."
-        raise ValueError(msg)  # noqa: TRY004
-    return value
+        raise ContextDataError(msg)
+    hook = _part_hooks().get(data.get("type"))
+    if hook is None:
+        msg = (
+            "A content part's 'type' must be 'text', 'image', 'audio' or "
+            f"'file', got {data.get('type')!r:.40}."
+        )
+        raise ContextDataError(msg)
+    part: Part = hook({k: v for k, v in data.items() if k != "type"})
+    return part
 
 
 def may_carry_content(hint: object) -> bool:

@@ -1,6 +1,9 @@
-"""JSON-safe round trips of contexts and results (``to_dict``/``from_dict``).
+"""JSON-safe round trips of contexts and sessions, through the codec.
 
-The format is versioned (``"format": "toolctx.context/1"``). ``scope`` is
+``ExecutionContext.to_dict``/``from_dict`` and the session codec
+(:mod:`toolctx.sessions.codec`) are thin calls into these functions,
+which use :data:`toolctx.codec.converter`. The formats are versioned
+(``"toolctx.context/1"``, ``"toolctx.session/1"``); ``scope`` is
 runtime-only and never written. Typed values are unstructured by their
 key's type and structured back to it; a value whose key is not known in
 the loading process is kept as :class:`RawValue` and written back as it
@@ -9,91 +12,57 @@ came, so nothing is silently dropped.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import functools
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final, NamedTuple, cast
+
+import attrs
+
+from cattrs.gen import override
 
 from toolctx._frozen import ENTRIES, depth_problem
-from toolctx._records import ToolResult
-from toolctx._types.output import to_json as unstructure_output
+from toolctx._records import (
+    ApprovalRequest,
+    ToolResult,
+    approval_to_dict,
+    codec_hooks,
+    json_data,
+    result_from_dict,
+    result_to_dict,
+)
 from toolctx._types.values import structure_value, unstructure_value
-from toolctx.content import part_from_dict, part_to_dict, parts_of
+from toolctx.codec import (
+    converter,
+    data_hook,
+    hosted,
+    null_is_default,
+    record_hooks,
+)
 from toolctx.context.execution import ExecutionContext
 from toolctx.context.keys import RawValue, known_key, matches, type_name
+from toolctx.context.session import Session
 from toolctx.exceptions import ContextDataError, ToolArgumentsError
 
 
-CONTEXT_FORMAT = "toolctx.context/1"
-RESULT_FORMAT = "toolctx.result/1"
+__all__ = [
+    "CONTEXT_FORMAT",
+    "SESSION_FORMAT",
+    "context_from_dict",
+    "context_to_dict",
+    "result_from_dict",
+    "result_to_dict",
+    "session_from_dict",
+    "session_to_dict",
+    "value_from_json",
+    "value_to_json",
+]
 
-_OPTIONAL_STR = (
-    "invocation_id",
-    "session_id",
-    "user_id",
-    "agent_id",
-    "tool_name",
-    "tool_call_id",
-    "parent_invocation_id",
-)
-
-
-_FLATTEN = " Flatten the data."
-
-
-def check_depth(
-    value: object, what: str, advice: str = "", *, envelope: int = 0
-) -> None:
-    """Refuse *value* if it nests deeper than ``MAX_DATA_DEPTH`` (200).
-
-    Stored data is checked before anything walks it recursively, so that
-    data nested past the stack's reach is a :class:`ContextDataError`
-    naming *what* (then *advice*), never a ``RecursionError``; data is
-    checked when it is written too, so that what is written can be read.
-    *envelope* counts the levels of toolctx's own records around the data
-    (``ENTRIES`` for a mapping whose entries are the data).
-
-    Raises:
-        ContextDataError: *value* nests too deeply.
-    """
-    problem = depth_problem(value, what, envelope=envelope)
-    if problem is not None:
-        raise ContextDataError(problem + advice)
-
-
-def to_json(value: object, where: str, *, envelope: int = 0) -> Any:
-    """Return *value* as JSON data; ContextDataError names *where*.
-
-    Data nested past the limit is refused too (see :func:`check_depth`).
-    """
-    try:
-        data = unstructure_output(value)
-    except TypeError as exc:
-        msg = f"Cannot serialize {where}: {exc}"
-        raise ContextDataError(msg) from None
-    subject = f"Cannot serialize {where}:" + ("" if envelope else " it")
-    check_depth(data, subject, _FLATTEN, envelope=envelope)
-    return data
-
-
-def context_to_dict(ctx: ExecutionContext) -> dict[str, Any]:
-    """Return *ctx* as JSON-safe data; ``scope`` is dropped."""
-    values = {
-        name: value_to_json(name, value) for name, value in ctx.values.items()
-    }
-    return {
-        "format": CONTEXT_FORMAT,
-        "invocation_id": ctx.invocation_id,
-        "session_id": ctx.session_id,
-        "turn": ctx.turn,
-        "user_id": ctx.user_id,
-        "agent_id": ctx.agent_id,
-        "tool_name": ctx.tool_name,
-        "tool_call_id": ctx.tool_call_id,
-        "parent_invocation_id": ctx.parent_invocation_id,
-        "metadata": to_json(ctx.metadata, "metadata", envelope=ENTRIES),
-        "state": to_json(ctx.state, "state", envelope=ENTRIES),
-        "prior_results": [result_to_dict(r) for r in ctx.prior_results],
-        "values": values,
-    }
+CONTEXT_FORMAT: Final = "toolctx.context/1"
+"""The ``format`` of :meth:`ExecutionContext.to_dict` data."""
+SESSION_FORMAT: Final = "toolctx.session/1"
+"""The ``format`` of :func:`session_to_dict` data."""
+_FLATTEN: Final = " Flatten the data."
 
 
 def value_to_json(name: str, value: object) -> Any:
@@ -111,21 +80,25 @@ def value_to_json(name: str, value: object) -> Any:
         return value.data
     key = known_key(name)
     if key is None:
-        return to_json(value, f"the typed value {name!r}")
+        return json_data(value, f"the typed value {name!r}")
+    where = f"Cannot serialize the typed value {name!r}"
     if not matches(value, key.type):
         msg = (
-            f"Cannot serialize the typed value {name!r}: its key holds "
-            f"{type_name(key.type)}, got {value!r} ({type(value).__name__})."
+            f"{where}: its key holds {type_name(key.type)}, got "
+            f"{value!r} ({type(value).__name__})."
         )
         raise ContextDataError(msg)
     try:
-        data = unstructure_value(value, key.type)
-    except TypeError as exc:
-        msg = f"Cannot serialize the typed value {name!r}: {exc}"
+        if hosted(key.type):
+            data = converter.unstructure(value, key.type)
+        else:
+            data = unstructure_value(value, key.type)
+    except (TypeError, ValueError) as exc:
+        msg = f"{where}: {exc}"
         raise ContextDataError(msg) from None
-    check_depth(
-        data, f"Cannot serialize the typed value {name!r}: it", _FLATTEN
-    )
+    problem = depth_problem(data, f"{where}: it")
+    if problem is not None:
+        raise ContextDataError(problem + _FLATTEN)
     return data
 
 
@@ -138,168 +111,184 @@ def value_from_json(name: str, raw: object) -> object:
     key = known_key(name)
     if key is None:
         return RawValue(raw)
-    check_depth(raw, f"Typed value {name!r}")
+    problem = depth_problem(raw, f"Typed value {name!r}")
+    if problem is not None:
+        raise ContextDataError(problem)
     try:
+        if hosted(key.type):
+            return converter.structure(raw, key.type)
         return structure_value(raw, key.type)
-    except ToolArgumentsError as exc:
+    except (ToolArgumentsError, TypeError, ValueError) as exc:
         msg = f"Typed value {name!r} does not fit its key: {exc}"
         raise ContextDataError(msg) from None
 
 
-def check_format(data: object, expected: str, what: str) -> Mapping[str, Any]:
-    """Return *data* if it is a mapping in the *expected* format."""
-    if not isinstance(data, Mapping):
-        msg = f"{what}.from_dict() takes a mapping, got {type(data).__name__}."
-        raise ContextDataError(msg)
-    fmt = data.get("format")
-    if fmt != expected:
-        msg = (
-            f"Unsupported {what} data format {fmt!r}; this version of "
-            f"toolctx reads {expected!r}."
-        )
-        raise ContextDataError(msg)
-    return data
+def _values_hook(what: str) -> Callable[[Any, object], dict[str, object]]:
+    entries = data_hook(what, "values", envelope=ENTRIES)
+
+    def hook(data: Any, tp: object) -> dict[str, object]:
+        return {
+            name: value_from_json(name, raw)
+            for name, raw in entries(data, tp).items()
+        }
+
+    return hook
 
 
-def optional_field(
-    data: Mapping[str, Any], name: str, kind: type, what: str
-) -> Any:
-    """Return field *name* if it is a *kind* or missing/null (None)."""
-    value = data.get(name)
-    if value is None:
-        return None
-    if type(value) is not kind:
-        msg = (
-            f"{what} field {name!r} must be {kind.__name__} or null, got "
-            f"{value!r}."
-        )
-        raise ContextDataError(msg)
-    return value
+def values_to_json(values: Mapping[str, object]) -> dict[str, Any]:
+    """The typed values of a context or session as JSON data."""
+    return {name: value_to_json(name, v) for name, v in values.items()}
 
 
-def mapping_field(
-    data: Mapping[str, Any],
-    name: str,
-    what: str,
-    *,
-    envelope: int = ENTRIES,
-) -> dict[str, Any]:
-    """Return field *name* as a dict; missing or null gives ``{}``.
+def context_to_dict(ctx: ExecutionContext) -> dict[str, Any]:
+    """Return *ctx* as JSON-safe data; ``scope`` is dropped."""
+    return {
+        "format": CONTEXT_FORMAT,
+        "invocation_id": ctx.invocation_id,
+        "session_id": ctx.session_id,
+        "turn": ctx.turn,
+        "user_id": ctx.user_id,
+        "agent_id": ctx.agent_id,
+        "tool_name": ctx.tool_name,
+        "tool_call_id": ctx.tool_call_id,
+        "parent_invocation_id": ctx.parent_invocation_id,
+        "metadata": json_data(ctx.metadata, "metadata", envelope=ENTRIES),
+        "state": json_data(ctx.state, "state", envelope=ENTRIES),
+        "prior_results": [result_to_dict(r) for r in ctx.prior_results],
+        "values": values_to_json(ctx.values),
+    }
 
-    Raises:
-        ContextDataError: The field is not an object, or an entry nests
-            deeper than 200 levels (``MAX_DATA_DEPTH``; *envelope* as for
-            :func:`check_depth`).
-    """
-    value = data.get(name)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        msg = f"{what} field {name!r} must be an object, got {value!r}."
-        raise ContextDataError(msg)
-    check_depth(value, f"{what} field {name!r}", envelope=envelope)
-    return dict(value)
+
+_CONTEXT = "ExecutionContext"
+_SESSION = "Session data"
+
+
+class _Hooks(NamedTuple):
+    context: Callable[..., ExecutionContext]
+    session: Callable[..., Any]
+
+
+@functools.cache
+def _hooks() -> _Hooks:
+    """Register the strict hooks of contexts and session data, once."""
+    codec_hooks()  # results and requests first: these hold them
+    context = record_hooks(
+        ExecutionContext,
+        CONTEXT_FORMAT,
+        _CONTEXT,
+        before=lambda body: null_is_default(
+            body, ("invocation_id", "prior_results")
+        ),
+        scope=override(omit=True),
+        _recorder=override(omit=True),
+        metadata=override(
+            struct_hook=data_hook(_CONTEXT, "metadata", envelope=ENTRIES)
+        ),
+        state=override(
+            struct_hook=data_hook(_CONTEXT, "state", envelope=ENTRIES)
+        ),
+        values=override(struct_hook=_values_hook(_CONTEXT)),
+    )
+    session: Callable[..., Any] = record_hooks(
+        _SessionData,
+        SESSION_FORMAT,
+        _SESSION,
+        before=lambda body: null_is_default(body, ("pending", "results")),
+        noun="session data",
+        state=override(
+            struct_hook=data_hook(_SESSION, "state", envelope=ENTRIES)
+        ),
+        metadata=override(
+            struct_hook=data_hook(_SESSION, "metadata", envelope=ENTRIES)
+        ),
+        values=override(struct_hook=_values_hook(_SESSION)),
+    )
+    return _Hooks(context, session)
 
 
 def context_from_dict(
     data: Mapping[str, Any], *, scope: object | None = None
 ) -> ExecutionContext:
     """Rebuild a context from :func:`context_to_dict` output."""
-    what = "ExecutionContext"
-    data = check_format(data, CONTEXT_FORMAT, what)
-    fields: dict[str, Any] = {
-        name: optional_field(data, name, str, what) for name in _OPTIONAL_STR
+    ctx = _hooks().context(data)
+    if scope is None:
+        return ctx
+    return attrs.evolve(ctx, scope=scope)
+
+
+def session_to_dict(session: Session) -> dict[str, Any]:
+    """Return *session* as JSON-safe data (see :mod:`toolctx.sessions`)."""
+    snap = session.snapshot()
+    return {
+        "format": SESSION_FORMAT,
+        "id": snap["id"],
+        "user_id": snap["user_id"],
+        "turn": snap["turn"],
+        "agent_id": snap["agent_id"],
+        "state": json_data(
+            snap["state"], "the session state", envelope=ENTRIES
+        ),
+        "metadata": json_data(
+            snap["metadata"], "the session metadata", envelope=ENTRIES
+        ),
+        "values": values_to_json(snap["values"]),
+        "results": [result_to_dict(result) for result in snap["results"]],
+        "pending": [approval_to_dict(item) for item in snap["pending"]],
     }
-    if fields["invocation_id"] is None:
-        del fields["invocation_id"]
-    turn = data.get("turn", 0)
-    if type(turn) is not int:
-        msg = f"{what} field 'turn' must be an integer, got {turn!r}."
-        raise ContextDataError(msg)
-    values = {
-        name: value_from_json(name, raw)
-        for name, raw in mapping_field(data, "values", what).items()
-    }
-    results = data.get("prior_results")
-    if results is None:
-        results = []
-    if not isinstance(results, list):
-        msg = f"{what} field 'prior_results' must be a list."
-        raise ContextDataError(msg)
-    return ExecutionContext(
-        **fields,
-        turn=turn,
-        metadata=mapping_field(data, "metadata", what),
-        state=mapping_field(data, "state", what),
-        prior_results=tuple(result_from_dict(r) for r in results),
-        values=values,
-        scope=scope,
+
+
+def _session_fields() -> type:
+    """The fields of stored session data, as an attrs class."""
+
+    def check_id(_: object, __: object, value: object) -> None:
+        if type(value) is not str or not value:
+            msg = f"must be a non-empty string, got {value!r:.40}."
+            raise ContextDataError(f"{_SESSION} field 'id' {msg}")
+
+    return attrs.make_class(
+        "SessionData",
+        {
+            "id": attrs.field(type=Any, validator=check_id),
+            "user_id": attrs.field(
+                type=cast("type", str | None), default=None
+            ),
+            "turn": attrs.field(type=int, default=0),
+            "agent_id": attrs.field(
+                type=cast("type", str | None), default=None
+            ),
+            "state": attrs.field(type=dict, factory=dict),
+            "metadata": attrs.field(type=dict, factory=dict),
+            "values": attrs.field(type=dict, factory=dict),
+            "results": attrs.field(type=list[ToolResult], factory=list),
+            "pending": attrs.field(type=list[ApprovalRequest], factory=list),
+        },
+        kw_only=True,
+        frozen=True,
     )
 
 
-def result_to_dict(result: ToolResult) -> dict[str, Any]:
-    """Return *result* as JSON-safe data; ``exception`` is dropped.
-
-    A content output (a tuple of parts) is stored under ``"content"``
-    (:func:`toolctx.content.part_to_dict` each), ``"output"`` then None.
-    """
-    parts = parts_of(result.output)
-    data = {
-        "format": RESULT_FORMAT,
-        "name": result.name,
-        "call_id": result.call_id,
-        "invocation_id": result.invocation_id,
-        "output": None
-        if parts is not None
-        else to_json(result.output, "the result output"),
-        "is_error": result.is_error,
-        "error": result.error,
-        "metadata": to_json(
-            result.metadata, "the result metadata", envelope=ENTRIES
-        ),
-        "state_changes": to_json(
-            result.state_changes, "the state changes", envelope=ENTRIES
-        ),
-        "duration_ns": result.duration_ns,
-    }
-    if parts is not None:
-        data["content"] = [part_to_dict(part) for part in parts]
-    return data
+_SessionData: Final = _session_fields()
 
 
-def content_from_json(data: Mapping[str, Any], what: str) -> Any:
-    """The parts stored under ``"content"``, else the ``"output"``."""
-    content = data.get("content")
-    if content is None:
-        output = data.get("output")
-        check_depth(output, f"{what} field 'output'")
-        return output
-    if not isinstance(content, list) or not content:
-        msg = f"{what} field 'content' must be a non-empty list of parts."
+def session_from_dict(
+    data: Mapping[str, Any], *, scope: object | None = None
+) -> Session:
+    """Rebuild a session from :func:`session_to_dict` output."""
+    if not isinstance(cast("object", data), Mapping):
+        msg = (
+            f"session_from_dict() takes a mapping, got {type(data).__name__}."
+        )
         raise ContextDataError(msg)
-    try:
-        return tuple(part_from_dict(item) for item in content)
-    except (TypeError, ValueError) as exc:
-        msg = f"{what} field 'content' holds a bad part: {exc}"
-        raise ContextDataError(msg) from None
-
-
-def result_from_dict(data: Mapping[str, Any]) -> ToolResult:
-    """Rebuild a result from :func:`result_to_dict` output."""
-    what = "ToolResult"
-    data = check_format(data, RESULT_FORMAT, what)
-    name = data.get("name")
-    if type(name) is not str:
-        msg = f"{what} field 'name' must be a string, got {name!r}."
-        raise ContextDataError(msg)
-    return ToolResult(
-        name=name,
-        call_id=optional_field(data, "call_id", str, what),
-        invocation_id=optional_field(data, "invocation_id", str, what) or "",
-        output=content_from_json(data, what),
-        is_error=bool(data.get("is_error", False)),
-        error=optional_field(data, "error", str, what),
-        metadata=mapping_field(data, "metadata", what),
-        state_changes=mapping_field(data, "state_changes", what),
-        duration_ns=optional_field(data, "duration_ns", int, what) or 0,
+    fields = _hooks().session(data)
+    return Session(
+        fields.id,
+        user_id=fields.user_id,
+        turn=fields.turn,
+        agent_id=fields.agent_id,
+        state=fields.state,
+        metadata=fields.metadata,
+        values=fields.values,
+        results=fields.results,
+        pending=fields.pending,
+        scope=scope,
     )

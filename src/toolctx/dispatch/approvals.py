@@ -50,7 +50,6 @@ from toolctx._records import (
 from toolctx._text import bounded, exception_text
 from toolctx._types.decode import DecodeError
 from toolctx._types.decode import decode_arguments as decode
-from toolctx.context.codec import context_to_dict
 from toolctx.context.execution import ExecutionContext
 from toolctx.context.session import Session
 from toolctx.dispatch import workers
@@ -341,9 +340,7 @@ class Approvals:
             call=checked,
             invocation_id=ctx.invocation_id,
             parent_invocation_id=ctx.parent_invocation_id,
-            context=freeze_mapping(
-                context_to_dict(ctx), "ApprovalRequest.context"
-            ),
+            context=freeze_mapping(ctx.to_dict(), "ApprovalRequest.context"),
             tool_fingerprint=tool_fingerprint(entry.definition),
             requested_at=now.isoformat(),
             expires_at=None

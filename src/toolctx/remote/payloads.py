@@ -16,18 +16,15 @@ from typing import Any, final
 
 import attrs
 
-from toolctx._frozen import CONTEXT_ENVELOPE, freeze_mapping
-from toolctx._records import ToolResult
-from toolctx._types.values import structure_value
-from toolctx.content import part_to_dict, parts_of
-from toolctx.context.codec import (
-    check_format,
-    content_from_json,
-    mapping_field,
-)
+from cattrs.gen import override
+
+from toolctx._frozen import CONTEXT_ENVELOPE, ENTRIES, freeze_mapping
+from toolctx._records import ToolResult, content_from_json, output_to_json
+from toolctx.codec import data_hook, record_hooks
+from toolctx.context.codec import value_from_json
 from toolctx.context.execution import ExecutionContext
 from toolctx.context.keys import known_key
-from toolctx.exceptions import ContextDataError, ToolArgumentsError
+from toolctx.exceptions import ContextDataError
 from toolctx.remote.references import check_reference, tool_reference
 from toolctx.tools.function import FunctionTool
 from toolctx.tools.protocols import Tool
@@ -152,28 +149,7 @@ class RemoteCall:
 
         .. versionadded:: 0.1.0
         """
-        data = check_format(data, CALL_FORMAT, "RemoteCall")
-        timeout = data.get("timeout")
-        if isinstance(timeout, int) and not isinstance(timeout, bool):
-            timeout = float(timeout)
-        try:
-            return cls(
-                tool_ref=data.get("tool_ref"),  # type: ignore[arg-type]
-                tool_name=data.get("tool_name"),  # type: ignore[arg-type]
-                arguments=mapping_field(data, "arguments", "RemoteCall"),
-                context=mapping_field(
-                    data, "context", "RemoteCall", envelope=CONTEXT_ENVELOPE
-                ),
-                scope_loader=data.get("scope_loader"),
-                timeout=timeout,
-                include_exception_messages=data.get(
-                    "include_exception_messages", True
-                )
-                is not False,
-            )
-        except (TypeError, ValueError) as exc:
-            msg = f"Invalid RemoteCall data: {exc}"
-            raise ContextDataError(msg) from None
+        return _call_from_dict(data)
 
 
 @final
@@ -285,10 +261,9 @@ class RemoteOutcome:
 
         .. versionadded:: 0.1.0
         """
-        parts = parts_of(self.output)
         data: dict[str, Any] = {
             "format": OUTCOME_FORMAT,
-            "output": None if parts is not None else self.output,
+            "output": None,
             "error": self.error,
             "exception_type": self.exception_type,
             "metadata": self.metadata,
@@ -296,8 +271,7 @@ class RemoteOutcome:
             "worker": self.worker,
             "duration_ns": self.duration_ns,
         }
-        if parts is not None:
-            data["content"] = [part_to_dict(part) for part in parts]
+        output_to_json(self.output, data, "the remote output")
         return data
 
     @classmethod
@@ -309,28 +283,35 @@ class RemoteOutcome:
 
         .. versionadded:: 0.1.0
         """
-        what = "RemoteOutcome"
-        data = check_format(data, OUTCOME_FORMAT, what)
-        text: dict[str, str | None] = {}
-        for name in ("error", "exception_type", "worker"):
-            value = data.get(name)
-            if value is not None and type(value) is not str:
-                msg = f"{what} field {name!r} must be a string or null."
-                raise ContextDataError(msg)
-            text[name] = value
-        duration = data.get("duration_ns") or 0
-        if type(duration) is not int:
-            msg = f"{what} field 'duration_ns' must be an integer."
-            raise ContextDataError(msg)
-        return cls(
-            output=content_from_json(data, what),
-            error=text["error"],
-            exception_type=text["exception_type"],
-            metadata=mapping_field(data, "metadata", what),
-            state_changes=mapping_field(data, "state_changes", what),
-            worker=text["worker"] or "",
-            duration_ns=duration,
-        )
+        return _outcome_from_dict(data)
+
+
+_CALL, _OUTCOME = "RemoteCall", "RemoteOutcome"
+_call_from_dict = record_hooks(
+    RemoteCall,
+    CALL_FORMAT,
+    _CALL,
+    arguments=override(
+        struct_hook=data_hook(_CALL, "arguments", envelope=ENTRIES)
+    ),
+    context=override(
+        struct_hook=data_hook(_CALL, "context", envelope=CONTEXT_ENVELOPE)
+    ),
+)
+_outcome_from_dict = record_hooks(
+    RemoteOutcome,
+    OUTCOME_FORMAT,
+    _OUTCOME,
+    before=lambda body: content_from_json(body, _OUTCOME),
+    exception=override(omit=True),
+    output=override(struct_hook=data_hook(_OUTCOME, "output")),
+    metadata=override(
+        struct_hook=data_hook(_OUTCOME, "metadata", envelope=ENTRIES)
+    ),
+    state_changes=override(
+        struct_hook=data_hook(_OUTCOME, "state_changes", envelope=ENTRIES)
+    ),
+)
 
 
 def _typed_entries(entries: Mapping[str, Any]) -> dict[str, Any]:
@@ -341,7 +322,7 @@ def _typed_entries(entries: Mapping[str, Any]) -> dict[str, Any]:
             out[name] = data
             continue
         try:
-            out[name] = structure_value(data, key.type)
-        except (ToolArgumentsError, TypeError):
+            out[name] = value_from_json(name, data)
+        except ContextDataError:
             out[name] = data
     return out
