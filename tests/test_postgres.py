@@ -113,8 +113,12 @@ class TestAsyncStores:
         else:
             dsn = request.getfixturevalue("postgres_server").dsn
             store = AsyncPostgresSessionStore(dsn)
-        assert isinstance(store, AsyncSessionStore)
-        assert not isinstance(object(), AsyncSessionStore)
+        try:
+            assert isinstance(store, AsyncSessionStore)
+            assert not isinstance(object(), AsyncSessionStore)
+        finally:
+            if isinstance(store, SQLiteSessionStore):
+                store.close()
 
     def test_round_trip_versions_tenancy(self, astore: Any) -> None:
         """Save, load, version, conflict, tenancy and delete, awaited."""
