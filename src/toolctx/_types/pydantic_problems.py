@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 from toolctx._text import bounded
 from toolctx._types.messages import show_value
 from toolctx._types.output import MAX_INT, MAX_INT_DIGITS
-from toolctx._types.pydantic_nodes import is_scalar
+from toolctx._types.pydantic_schema import children, resolved
 from toolctx.exceptions import MAX_PROBLEM_LENGTH
 
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import pydantic_core
 
     from toolctx._types.problems import PathParts, Problem
+    from toolctx._types.pydantic_schema import JSONSchema
 
 
 _NO_INPUT: Final = object()
@@ -65,6 +66,58 @@ _BOUND_SYMBOLS: Final = {
     "less_than": ("lt", "<"),
     "less_than_equal": ("le", "<="),
 }
+
+
+def problems_of(
+    exc: pydantic_core.ValidationError,
+    data: object,
+    schema: JSONSchema,
+    defs: dict[str, JSONSchema],
+) -> list[Problem]:
+    """pydantic's errors for *data* as toolctx's problems, paths in *data*.
+
+    *schema* and *defs* are the model's validation schema: an unknown
+    key's problem lists the keys its object takes.
+    """
+    found: list[Found] = []
+    for error in exc.errors(include_url=False):
+        kind = error["type"]
+        ctx: dict[str, Any] = dict(error.get("ctx") or {})
+        path = data_path(error["loc"], data, keep_last=kind == "missing")
+        if kind in {"extra_forbidden", "unexpected_keyword_argument"}:
+            found.append(_extra(path, schema, defs))
+        else:
+            found.append(one_problem(error, kind, ctx, path))
+    return merged_problems(found)
+
+
+def _extra(
+    path: PathParts, schema: JSONSchema, defs: dict[str, JSONSchema]
+) -> Found:
+    """The problem of the unexpected key at *path*."""
+    nodes = list(resolved(schema, defs))
+    for part in path[:-1]:
+        nodes = [
+            found
+            for node in nodes
+            for child in children(node, part)
+            for found in resolved(child, defs)
+        ]
+    options = {
+        tuple(node["properties"])
+        for node in nodes
+        if isinstance(node.get("properties"), dict)
+        and node.get("additionalProperties") is False
+    }
+    if len(options) != 1:
+        return (path, None, None, "unexpected property")
+    allowed = ", ".join(options.pop()) or "none"
+    return (path, None, None, f"unexpected property (allowed: {allowed})")
+
+
+def is_scalar(value: object) -> bool:
+    """Whether *value* is None, a string or a number (a bool too)."""
+    return value is None or isinstance(value, (str, int, float))
 
 
 def one_problem(
@@ -166,10 +219,6 @@ def _counted(count: object, noun: str) -> str:
         return f"1 {noun}"
     plural = "properties" if noun == "property" else f"{noun}s"
     return f"{count} {plural}"
-
-
-def duplicate(first: int) -> str:
-    return f"duplicate of item {first} (items must be unique)"
 
 
 def merged_problems(found: list[Found]) -> list[Problem]:
