@@ -252,7 +252,8 @@ class _Rewriter:
 
     - model fields, TypedDicts, dataclasses: a class that sets no
       ``extra`` (nor inherits one, as a plain dataclass or TypedDict
-      inside a model does) refuses unknown keys: ``extra="forbid"``.
+      inside a model does: its core config says) refuses unknown keys,
+      as ``extra="forbid"`` does.
     - ``str`` with a ``pattern``: the pattern means what the schema says
       (ECMA-262), also for a mapping's keys.
 
@@ -277,8 +278,8 @@ class _Rewriter:
         kind = node.get("type")
         config = node.get("config")
         if kind in _CLASS_KINDS and isinstance(config, dict):
-            default = None if kind == "model" else extra
-            extra = config.get("extra_fields_behavior", default)
+            # pydantic's config of the class, with what it inherits
+            extra = config.get("extra_fields_behavior")
         out = {
             key: value if key in _NOT_SCHEMAS else self.rewrite(value, extra)
             for key, value in node.items()
@@ -287,7 +288,7 @@ class _Rewriter:
             # JSON keys: pydantic's, but for the meaning of a pattern
             out["keys_schema"] = _patterns_only(node["keys_schema"])
         if kind in _FIELDS_KINDS:
-            if out.get("extra_behavior", extra) is None:
+            if extra is None:  # pydantic's default: its "ignore"
                 out["extra_behavior"] = "forbid"
         elif kind == "model":
             return self._model(out)
@@ -295,6 +296,8 @@ class _Rewriter:
             return self._dataclass(out)
         elif kind == "str" and out.get("pattern") is not None:
             return _pattern_node(out)
+        elif kind == "enum" and _none_among_strings(out):
+            return _enum_node(out)
         return out
 
     def _model(self, node: dict[str, Any]) -> dict[str, Any]:
@@ -380,7 +383,7 @@ def _adopt_model(
     put = object.__setattr__
     put(instance, "__dict__", shell.__dict__)
     put(instance, "__pydantic_fields_set__", shell.__pydantic_fields_set__)  # type: ignore[attr-defined]
-    put(instance, "__pydantic_extra__", getattr(shell, "__pydantic_extra__"))
+    put(instance, "__pydantic_extra__", getattr(shell, "__pydantic_extra__", None))
     put(instance, "__pydantic_private__", None)
     if post_init:
         getattr(instance, post_init)(None)
@@ -468,6 +471,39 @@ def _pattern_node(node: dict[str, Any]) -> Any:
                 ),
             ]
         )
+    if ref is not None:
+        replaced["ref"] = ref
+    return replaced
+
+
+def _none_among_strings(node: dict[str, Any]) -> bool:
+    """Whether an enum node's members hold None and a string.
+
+    pydantic-core before 2.50 (pydantic 2.11 to 2.13) takes any string
+    for the None member of such an enum; :func:`_enum_node` matches its
+    members itself, so every pydantic version behaves the same.
+    """
+    values = [getattr(m, "value", m) for m in node.get("members", ())]
+    return None in values and any(isinstance(v, str) for v in values)
+
+
+def _enum_node(node: dict[str, Any]) -> Any:
+    """An enum matched member by member (value and JSON type equal)."""
+    members = list(node["members"])
+    shown = [repr(member.value) for member in members]
+    expected = ", ".join(shown[:-1]) + " or " + shown[-1]
+
+    def match(value: object) -> object:
+        for member in members:
+            if type(member.value) is type(value) and member.value == value:
+                return member
+        raise pydantic_core.PydanticKnownError("enum", {"expected": expected})
+
+    ref = node.pop("ref", None)
+    replaced = cast(
+        "dict[str, Any]",
+        core_schema.no_info_plain_validator_function(match),
+    )
     if ref is not None:
         replaced["ref"] = ref
     return replaced
