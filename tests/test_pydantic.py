@@ -456,7 +456,7 @@ class Groups(BaseModel):
 
 
 def strict_json(cls: type[BaseModel], data: object) -> object:
-    """pydantic's strict JSON mode on the JSON text of *data*."""
+    """The answer of pydantic's strict JSON mode for *data*."""
     try:
         return cls.model_validate_json(json.dumps(data), strict=True)
     except ValidationError as exc:

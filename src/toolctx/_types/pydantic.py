@@ -269,7 +269,7 @@ class _Rewriter:
     def __init__(self) -> None:
         self._shells: dict[type, type] = {}
 
-    def rewrite(self, node: Any, extra: str | None) -> Any:
+    def rewrite(self, node: Any, extra: str | None) -> Any:  # noqa: C901
         """*node* rewritten; *extra* the enclosing class's extra setting."""
         if isinstance(node, (list, tuple)):
             return type(node)(self.rewrite(item, extra) for item in node)
@@ -300,7 +300,7 @@ class _Rewriter:
             return _enum_node(out)
         return out
 
-    def _model(self, node: dict[str, Any]) -> dict[str, Any]:
+    def _model(self, node: dict[str, Any]) -> Any:
         cls = node["cls"]
         if node.get("custom_init"):
             msg = (
@@ -315,7 +315,7 @@ class _Rewriter:
         adopt = functools.partial(_adopt_model, cls, post_init)
         return _after(adopt, node)
 
-    def _dataclass(self, node: dict[str, Any]) -> dict[str, Any]:
+    def _dataclass(self, node: dict[str, Any]) -> Any:
         """A pydantic dataclass: a stand-in too, adopted afterwards.
 
         pydantic-core sets the fields on the stand-in (its ``__dict__``,
@@ -383,7 +383,11 @@ def _adopt_model(
     put = object.__setattr__
     put(instance, "__dict__", shell.__dict__)
     put(instance, "__pydantic_fields_set__", shell.__pydantic_fields_set__)  # type: ignore[attr-defined]
-    put(instance, "__pydantic_extra__", getattr(shell, "__pydantic_extra__", None))
+    put(
+        instance,
+        "__pydantic_extra__",
+        getattr(shell, "__pydantic_extra__", None),
+    )
     put(instance, "__pydantic_private__", None)
     if post_init:
         getattr(instance, post_init)(None)

@@ -74,7 +74,7 @@ def problems_of(
     schema: JSONSchema,
     defs: dict[str, JSONSchema],
 ) -> list[Problem]:
-    """pydantic's errors for *data* as toolctx's problems, paths in *data*.
+    """The errors pydantic found in *data* as problems, paths in *data*.
 
     *schema* and *defs* are the model's validation schema: an unknown
     key's problem lists the keys its object takes.
