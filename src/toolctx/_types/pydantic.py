@@ -97,8 +97,11 @@ class Plan:
     Attributes:
         cls: The model.
         source: The model's own core schema.
-        validator: pydantic's validator of the model, with toolctx's two
-            rules (:class:`_Rewriter`).
+        validate_json: pydantic's strict JSON validation of the model,
+            with toolctx's rules (:class:`_Rewriter`): the model's own
+            validator told ``extra="forbid"`` where that is all they
+            change and pydantic can (2.12 and later), else the validator
+            of the rewritten core schema.
         serializer: Dumps in JSON mode, keeping NaN and infinities as
             floats so that :func:`dump` can refuse them.
         by_alias: Whether output keys are the fields' aliases.
@@ -109,9 +112,21 @@ class Plan:
         self.source: Any = cls.__pydantic_core_schema__
         config = cast("dict[str, Any]", dict(cls.model_config))
         core_config = _core_config(self.source)
-        self.validator = pydantic_core.SchemaValidator(
-            _Rewriter().rewrite(self.source, None), core_config
-        )
+        rewriter = _Rewriter()
+        rewritten = rewriter.rewrite(self.source, None)
+        self.validate_json: Callable[[str], Any]
+        if rewriter.forbid_only and _runtime_extra():
+            # pydantic itself, with its extra="forbid" for this call
+            self.validate_json = functools.partial(
+                cls.__pydantic_validator__.validate_json,
+                strict=True,
+                extra="forbid",
+            )
+        else:
+            validator = pydantic_core.SchemaValidator(rewritten, core_config)
+            self.validate_json = functools.partial(
+                validator.validate_json, strict=True
+            )
         out_config = dict(core_config or {})
         if "ser_json_inf_nan" not in config:
             out_config["ser_json_inf_nan"] = "constants"
@@ -138,7 +153,7 @@ class Plan:
         except (TypeError, ValueError, RecursionError):
             raise InvalidValueError([not_json_problem(data)]) from None
         try:
-            return self.validator.validate_json(text, strict=True)
+            return self.validate_json(text)
         except pydantic_core.ValidationError as exc:
             schema, defs = self.schema("validation")
             found = problems_of(exc, data, schema, defs)
@@ -268,6 +283,8 @@ class _Rewriter:
 
     def __init__(self) -> None:
         self._shells: dict[type, type] = {}
+        self.forbid_only = True
+        """Whether the rules change nothing but ``extra`` to forbid."""
 
     def rewrite(self, node: Any, extra: str | None) -> Any:  # noqa: C901
         """*node* rewritten; *extra* the enclosing class's extra setting."""
@@ -280,13 +297,16 @@ class _Rewriter:
         if kind in _CLASS_KINDS and isinstance(config, dict):
             # pydantic's config of the class, with what it inherits
             extra = config.get("extra_fields_behavior")
+            self.forbid_only &= extra in {None, "forbid"}
         out = {
             key: value if key in _NOT_SCHEMAS else self.rewrite(value, extra)
             for key, value in node.items()
         }
         if kind == "dict" and "keys_schema" in node:
             # JSON keys: pydantic's, but for the meaning of a pattern
-            out["keys_schema"] = _patterns_only(node["keys_schema"])
+            keys = _patterns_only(node["keys_schema"])
+            self.forbid_only &= keys == node["keys_schema"]
+            out["keys_schema"] = keys
         if kind in _FIELDS_KINDS:
             if extra is None:  # pydantic's default: its "ignore"
                 out["extra_behavior"] = "forbid"
@@ -295,8 +315,10 @@ class _Rewriter:
         elif kind == "dataclass" and _prebuilt(out):
             return self._dataclass(out)
         elif kind == "str" and out.get("pattern") is not None:
+            self.forbid_only = False
             return _pattern_node(out)
         elif kind == "enum" and _none_among_strings(out):
+            self.forbid_only = False
             return _enum_node(out)
         return out
 
@@ -349,6 +371,17 @@ class _Rewriter:
             shell = type(cls.__name__, (), namespace)
             self._shells[cls] = shell
         return shell
+
+
+@functools.cache
+def _runtime_extra() -> bool:
+    """Whether pydantic-core takes ``extra=`` per validation call."""
+    validator = pydantic_core.SchemaValidator(core_schema.none_schema())
+    try:
+        validator.validate_json("null", extra="forbid")  # type: ignore[call-arg, unused-ignore]
+    except TypeError:
+        return False
+    return True
 
 
 def _prebuilt(node: Mapping[str, Any]) -> bool:
