@@ -632,6 +632,49 @@ def test_extra_allow_keeps_unknown_keys() -> None:
     assert document(Allow)["$defs"]["Allow"]["additionalProperties"] is True
 
 
+class Ignore(BaseModel):
+    """Unknown keys are dropped, as the model says."""
+
+    model_config = ConfigDict(extra="ignore")
+    a: int
+
+
+class Ignoring(BaseModel):
+    """Says ``extra="ignore"``: the plain classes inside it follow it."""
+
+    model_config = ConfigDict(extra="ignore")
+    range: Range
+    span: Span
+    inner: Default
+
+
+def test_extra_ignore_is_pydantics() -> None:
+    """``extra="ignore"`` set by the class: unknown keys are dropped.
+
+    As pydantic does: the model's own setting wins over toolctx's
+    default, and its schema stays open (pydantic writes no
+    ``additionalProperties``). The TypedDicts and dataclasses it holds
+    inherit its setting; a model it holds that sets no ``extra`` still
+    refuses unknown keys.
+    """
+    assert tp.validate(Ignore, {"a": 1, "z": 0}) == Ignore(a=1)
+    assert "additionalProperties" not in document(Ignore)["$defs"]["Ignore"]
+    data = {
+        "range": {"low": 1, "z": 0},
+        "span": {"start": 1, "end": 2, "z": 0},
+        "inner": {"a": 1},
+        "z": 0,
+    }
+    assert tp.validate(Ignoring, data) == Ignoring.model_validate(data)
+    assert problems(Ignoring, {**data, "inner": {"a": 1, "z": 0}}) == [
+        "inner.z: unexpected property (allowed: a)"
+    ]
+    defs = document(Ignoring)["$defs"]
+    assert "additionalProperties" not in defs["Range"]
+    assert "additionalProperties" not in defs["Span"]
+    assert defs["Default"]["additionalProperties"] is False
+
+
 @pytest.mark.parametrize("cls", [Default, Forbid])
 def test_other_models_close_their_schema(cls: type) -> None:
     """No ``extra`` setting, or ``"forbid"``: unknown keys are refused.

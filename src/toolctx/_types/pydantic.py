@@ -2,8 +2,8 @@
 
 Only imported once a model is used (the type model asks
 :func:`toolctx._types.pydantic_check.is_model` first, which never imports
-pydantic). Everything here is delegated to pydantic, under toolctx's
-rules, through each model's plan (:mod:`~toolctx._types.pydantic_plan`):
+pydantic). Everything here is delegated to pydantic through each model's
+:class:`Plan`, built once:
 
 - :func:`model_schema`: the model's JSON Schema (Draft 2020-12) as
   pydantic writes it (titles, ``$defs`` named after the classes,
@@ -13,10 +13,10 @@ rules, through each model's plan (:mod:`~toolctx._types.pydantic_plan`):
   docstring rules (the summary; ``Attributes:`` entries and attribute
   docstrings for fields that have no ``Field(description=...)``).
 - :func:`validate` (:func:`compile_validator` for a per-tool plan):
-  pydantic validates the JSON value in strict JSON mode, so JSON's own
-  spellings are accepted (ISO 8601 strings for dates, times, datetimes
-  and durations, strings for UUIDs, enum values) and nothing else is
-  coerced. The model's validators (``field_validator``,
+  pydantic validates the JSON text of the value in one step, in strict
+  JSON mode, so JSON's own spellings are what pydantic's JSON mode says
+  (ISO 8601 strings for dates, times, datetimes and durations, strings
+  for UUIDs, enum values) and nothing else is coerced. The model's validators (``field_validator``,
   ``model_validator``, ``model_post_init``) run as usual; a
   ``ValueError`` they raise becomes a problem with its path.
 - :func:`dump`: the model in pydantic's JSON mode (aliases as the model's
@@ -25,14 +25,18 @@ rules, through each model's plan (:mod:`~toolctx._types.pydantic_plan`):
 pydantic's own rules and settings apply (strict mode: no ``"1"`` for
 ``1``, no ``true`` for an ``int``; a ``Field(strict=False)`` is strict
 too, as pydantic's validation-call ``strict=True`` says). toolctx adds
-two rules, by a small rewrite of the model's core schema
-(:class:`_Rewriter`):
+two rules (:class:`_Rewriter`): where only the first applies, pydantic
+2.12 and later are told ``extra="forbid"`` for the call; else the
+model's core schema is rewritten once:
 
 - a class (model, dataclass, TypedDict) that sets no ``extra`` refuses
   unknown keys (``extra="forbid"``); one that sets ``extra`` gets what
   pydantic does with it;
 - a ``pattern`` is ECMA-262, as the JSON Schema says
   (:mod:`toolctx._types.patterns`), not Rust's or Python's regex.
+
+(and an enum of None and strings is matched member by member, as
+pydantic 2.14 does and 2.11 and 2.13 do not).
 
 Known limits (pydantic's own rules stay): strings pydantic accepts for
 UUIDs (``{...}``, ``urn:uuid:``, no hyphens), dates and numbers in
