@@ -16,9 +16,10 @@ pydantic). Everything here is delegated to pydantic through each model's
   pydantic validates the JSON text of the value in one step, in strict
   JSON mode, so JSON's own spellings are what pydantic's JSON mode says
   (ISO 8601 strings for dates, times, datetimes and durations, strings
-  for UUIDs, enum values) and nothing else is coerced. The model's validators (``field_validator``,
-  ``model_validator``, ``model_post_init``) run as usual; a
-  ``ValueError`` they raise becomes a problem with its path.
+  for UUIDs, enum values) and nothing else is coerced. The model's
+  validators (``field_validator``, ``model_validator``,
+  ``model_post_init``) run as usual; a ``ValueError`` they raise becomes
+  a problem with its path.
 - :func:`dump`: the model in pydantic's JSON mode (aliases as the model's
   ``serialize_by_alias`` says), refusing what JSON cannot carry exactly.
 
