@@ -70,7 +70,11 @@ from toolctx._types.output_scalars import checked_text
 from toolctx._types.patterns import PatternError, compile_pattern, pattern_text
 from toolctx._types.problems import InvalidValueError
 from toolctx._types.pydantic_check import UnsupportedModelError, is_model
-from toolctx._types.pydantic_problems import not_json_problem, problems_of
+from toolctx._types.pydantic_problems import (
+    named_keys,
+    not_json_problem,
+    problems_of,
+)
 from toolctx._types.pydantic_schema import generate, renamed, settle
 
 
@@ -118,7 +122,8 @@ class Plan:
         config = cast("dict[str, Any]", dict(cls.model_config))
         core_config = _core_config(self.source)
         rewriter = _Rewriter()
-        rewritten = rewriter.rewrite(self.source, None)
+        rewritten = rewriter.rewrite(self.source)
+        self.names = frozenset(rewriter.names)
         self.validate_json: Callable[[str], Any]
         if rewriter.forbid_only and _runtime_extra():
             # pydantic itself, with its extra="forbid" for this call
@@ -158,11 +163,19 @@ class Plan:
         except (TypeError, ValueError, RecursionError):
             raise InvalidValueError([not_json_problem(data)]) from None
         try:
-            return self.validate_json(text)
+            value = self.validate_json(text)
         except pydantic_core.ValidationError as exc:
+            errors = exc.errors(include_url=False)
+        else:
+            if not self.names:
+                return value
+            errors = []
             schema, defs = self.schema("validation")
-            found = problems_of(exc, data, schema, defs)
-            raise InvalidValueError(found) from None
+            if not named_keys(data, self.names, schema, defs):
+                return value
+        schema, defs = self.schema("validation")
+        found = problems_of(errors, data, schema, defs, self.names)
+        raise InvalidValueError(found)
 
     def schema(self, mode: Mode) -> tuple[JSONSchema, dict[str, JSONSchema]]:
         """``(schema, defs)`` of the model in *mode* (shared: copy it)."""
@@ -290,21 +303,27 @@ class _Rewriter:
         self._shells: dict[type, type] = {}
         self.forbid_only = True
         """Whether the rules change nothing but ``extra`` to forbid."""
+        self.names: set[str] = set()
+        """Field names pydantic-core drops silently where it should refuse
+        them (:func:`_refused_names`): the plan refuses them itself."""
 
-    def rewrite(self, node: Any, extra: str | None) -> Any:  # noqa: C901
-        """*node* rewritten; *extra* the enclosing class's extra setting."""
+    def rewrite(  # noqa: C901
+        self, node: Any, config: dict[str, Any] | None = None
+    ) -> Any:
+        """*node* rewritten; *config* the enclosing class's core config."""
         if isinstance(node, (list, tuple)):
-            return type(node)(self.rewrite(item, extra) for item in node)
+            return type(node)(self.rewrite(item, config) for item in node)
         if not isinstance(node, dict):
             return node
         kind = node.get("type")
-        config = node.get("config")
-        if kind in _CLASS_KINDS and isinstance(config, dict):
+        if kind in _CLASS_KINDS and isinstance(node.get("config"), dict):
             # pydantic's config of the class, with what it inherits
-            extra = config.get("extra_fields_behavior")
+            config = node["config"]
+        extra = (config or {}).get("extra_fields_behavior")
+        if kind in _CLASS_KINDS:
             self.forbid_only &= extra in {None, "forbid"}
         out = {
-            key: value if key in _NOT_SCHEMAS else self.rewrite(value, extra)
+            key: value if key in _NOT_SCHEMAS else self.rewrite(value, config)
             for key, value in node.items()
         }
         if kind == "dict" and "keys_schema" in node:
@@ -315,6 +334,8 @@ class _Rewriter:
         if kind in _FIELDS_KINDS:
             if extra is None:  # pydantic's default: its "ignore"
                 out["extra_behavior"] = "forbid"
+            if extra in {None, "forbid"} and _drops_names():
+                self.names |= _refused_names(out, config)
         elif kind == "model":
             return self._model(out)
         elif kind == "dataclass" and _prebuilt(out):
@@ -376,6 +397,66 @@ class _Rewriter:
             shell = type(cls.__name__, (), namespace)
             self._shells[cls] = shell
         return shell
+
+
+def _alias_keys(alias: object) -> set[str]:
+    """The top-level JSON keys a ``validation_alias`` takes."""
+    if isinstance(alias, str):
+        return {alias}
+    if not isinstance(alias, list):
+        return set()
+    paths = alias if alias and isinstance(alias[0], list) else [alias]
+    return {path[0] for path in paths if path and isinstance(path[0], str)}
+
+
+def _refused_names(
+    node: dict[str, Any], config: dict[str, Any] | None
+) -> set[str]:
+    """The names of *node*'s aliased fields, where only aliases are keys.
+
+    Empty where the class takes names too (``validate_by_name``,
+    ``populate_by_name``), and names another field's alias takes.
+    """
+    config = config or {}
+    by_name = config.get("validate_by_name", config.get("populate_by_name"))
+    if by_name or not config.get("validate_by_alias", True):
+        return set()
+    fields = node.get("fields")
+    if isinstance(fields, dict):
+        pairs = [(str(name), field) for name, field in fields.items()]
+    else:  # dataclass-args: a list of fields
+        pairs = [(str(field.get("name")), field) for field in fields or ()]
+    taken: set[str] = set()
+    names: set[str] = set()
+    for name, field in pairs:
+        keys = _alias_keys(field.get("validation_alias"))
+        taken |= keys or {name}
+        if keys and name not in keys:
+            names.add(name)
+    return names - taken
+
+
+@functools.cache
+def _drops_names() -> bool:
+    """Whether pydantic-core drops a field's name where its alias is due.
+
+    pydantic-core 2.41 to 2.46 (pydantic 2.12, 2.13) drop such a key
+    silently, even with ``extra="forbid"``; earlier and later ones
+    refuse it, as toolctx's rules say (an unknown key is refused).
+    """
+    field = core_schema.model_field(
+        core_schema.str_schema(), validation_alias="alias"
+    )
+    validator = pydantic_core.SchemaValidator(
+        core_schema.model_fields_schema(
+            {"name": field}, extra_behavior="forbid"
+        )
+    )
+    try:
+        validator.validate_json('{"name": ""}', strict=True)
+    except pydantic_core.ValidationError as exc:
+        return all(e["type"] != "extra_forbidden" for e in exc.errors())
+    return True
 
 
 @functools.cache

@@ -69,18 +69,21 @@ _BOUND_SYMBOLS: Final = {
 
 
 def problems_of(
-    exc: pydantic_core.ValidationError,
+    errors: list[pydantic_core.ErrorDetails],
     data: object,
     schema: JSONSchema,
     defs: dict[str, JSONSchema],
+    names: frozenset[str] = frozenset(),
 ) -> list[Problem]:
     """The errors pydantic found in *data* as problems, paths in *data*.
 
     *schema* and *defs* are the model's validation schema: an unknown
-    key's problem lists the keys its object takes.
+    key's problem lists the keys its object takes. *names* are field
+    names the validator drops silently where only aliases are keys
+    (:func:`named_keys`): they are refused too.
     """
     found: list[Found] = []
-    for error in exc.errors(include_url=False):
+    for error in errors:
         kind = error["type"]
         ctx: dict[str, Any] = dict(error.get("ctx") or {})
         path = data_path(error["loc"], data, keep_last=kind == "missing")
@@ -88,7 +91,80 @@ def problems_of(
             found.append(_extra(path, schema, defs))
         else:
             found.append(one_problem(error, kind, ctx, path))
+    if names:
+        reported = {path for path, *_ in found}
+        for path in named_keys(data, names, schema, defs):
+            if path not in reported:  # before what comes later in data
+                where = _position(path, data)
+                later = [
+                    index
+                    for index, (other, *_) in enumerate(found)
+                    if _position(other, data) > where
+                ]
+                extra = _extra(path, schema, defs)
+                found.insert(later[0] if later else len(found), extra)
     return merged_problems(found)
+
+
+def _position(path: PathParts, data: object) -> tuple[int, ...]:
+    """Where *path* is in *data*: indexes of keys and items (-1: absent)."""
+    out: list[int] = []
+    for part in path:
+        if isinstance(data, dict) and part in data:
+            out.append(list(data).index(part))
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int):
+            out.append(part)
+            data = data[part]
+        else:
+            out.append(-1)
+            break
+    return tuple(out)
+
+
+def named_keys(
+    data: object,
+    names: frozenset[str],
+    schema: JSONSchema,
+    defs: dict[str, JSONSchema],
+) -> list[PathParts]:
+    """The paths of keys in *names* that no object schema there takes.
+
+    pydantic-core 2.41 to 2.46 (pydantic 2.12, 2.13) drop an aliased
+    field's name given as a key silently, where other versions refuse
+    it as an unknown key; the data is walked along the schema to refuse
+    it on every version.
+    """
+    found: list[PathParts] = []
+    pending: list[tuple[object, list[object], PathParts]]
+    pending = [(data, [schema], ())]
+    while pending:  # depth first, in the data's order
+        value, schemas, path = pending.pop()
+        nodes = [n for s in schemas for n in resolved(s, defs)]
+        if isinstance(value, dict):
+            items: list[tuple[str | int, object]] = list(value.items())
+        elif isinstance(value, list):
+            items = list(enumerate(value))
+        else:
+            continue
+        objects = [n for n in nodes if isinstance(n.get("properties"), dict)]
+        inside: list[tuple[object, list[object], PathParts]] = []
+        for part, item in items:
+            if (
+                objects
+                and part in names
+                and all(
+                    part not in n["properties"]
+                    and n.get("additionalProperties") is False
+                    for n in objects
+                )
+            ):
+                found.append((*path, part))
+                continue
+            inner = [c for n in nodes for c in children(n, part)]
+            inside.append((item, inner, (*path, part)))
+        pending.extend(reversed(inside))
+    return found
 
 
 def _extra(
