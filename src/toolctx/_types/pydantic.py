@@ -36,8 +36,11 @@ model's core schema is rewritten once:
 - a ``pattern`` is ECMA-262, as the JSON Schema says
   (:mod:`toolctx._types.patterns`), not Rust's or Python's regex.
 
-(and an enum of None and strings is matched member by member, as
-pydantic 2.14 does and 2.11 and 2.13 do not).
+Every pydantic version the package admits answers the same: an enum of
+None and strings is matched member by member (pydantic 2.11 and 2.13
+take any string for its None member), and an aliased field's name is
+refused where pydantic-core 2.12 and 2.13 drop it silently
+(:func:`~toolctx._types.pydantic_problems.named_keys`).
 
 Known limits (pydantic's own rules stay): strings pydantic accepts for
 UUIDs (``{...}``, ``urn:uuid:``, no hyphens), dates and numbers in
