@@ -39,7 +39,7 @@ model's core schema is rewritten once:
 Every pydantic version the package admits answers the same: an enum of
 None and strings is matched member by member (pydantic 2.11 and 2.13
 take any string for its None member), and an aliased field's name is
-refused where pydantic-core 2.12 and 2.13 drop it silently
+refused where pydantic 2.12 and 2.13 drop it silently
 (:func:`~toolctx._types.pydantic_problems.named_keys`).
 
 Known limits (pydantic's own rules stay): strings pydantic accepts for
