@@ -83,27 +83,42 @@ def problems_of(
     (:func:`named_keys`): they are refused too.
     """
     found: list[Found] = []
+    extras: list[PathParts] = []
     for error in errors:
         kind = error["type"]
         ctx: dict[str, Any] = dict(error.get("ctx") or {})
         path = data_path(error["loc"], data, keep_last=kind == "missing")
         if kind in {"extra_forbidden", "unexpected_keyword_argument"}:
-            found.append(_extra(path, schema, defs))
+            extras.append(path)
         else:
             found.append(one_problem(error, kind, ctx, path))
     if names:
-        reported = {path for path, *_ in found}
-        for path in named_keys(data, names, schema, defs):
-            if path not in reported:  # before what comes later in data
-                where = _position(path, data)
-                later = [
-                    index
-                    for index, (other, *_) in enumerate(found)
-                    if _position(other, data) > where
-                ]
-                extra = _extra(path, schema, defs)
-                found.insert(later[0] if later else len(found), extra)
+        extras.extend(named_keys(data, names, schema, defs))
+    for path in dict.fromkeys(extras):  # in one place on every version
+        found.insert(_place(found, path, data), _extra(path, schema, defs))
     return merged_problems(found)
+
+
+def _place(found: list[Found], path: PathParts, data: object) -> int:
+    """Where the unknown key at *path* goes among the problems *found*.
+
+    After the other problems of its object (pydantic 2.11 and 2.14
+    report unknown keys last), else before the first problem later in
+    the data, else last.
+    """
+    parent = path[:-1]
+    inside = [
+        index
+        for index, (other, *_) in enumerate(found)
+        if other[: len(parent)] == parent
+    ]
+    if inside:
+        return inside[-1] + 1
+    where = _position(path, data)
+    for index, (other, *_) in enumerate(found):
+        if _position(other, data) > where:
+            return index
+    return len(found)
 
 
 def _position(path: PathParts, data: object) -> tuple[int, ...]:
