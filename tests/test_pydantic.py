@@ -1165,3 +1165,30 @@ def test_is_model_never_imports_pydantic() -> None:
         """
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+class Maybe(enum.Enum):
+    """An enum with a None member and a number."""
+
+    NOTHING = None
+    ONE = 1
+
+
+class WithMaybe(BaseModel):
+    """A model holding such an enum."""
+
+    maybe: Maybe
+
+
+def test_an_enum_with_a_none_member_refuses_strings() -> None:
+    """A string is not the None member, on every pydantic version admitted.
+
+    pydantic 2.11 and 2.13 took any string for it; 2.14 refuses it, and
+    takes ``1.0`` and ``true`` for the member of value 1, on every version.
+    """
+    assert problems(WithMaybe, {"maybe": "x"}) == [
+        "maybe: expected None or 1, got 'x'"
+    ]
+    assert tp.validate(WithMaybe, {"maybe": None}).maybe is Maybe.NOTHING
+    assert tp.validate(WithMaybe, {"maybe": 1.0}).maybe is Maybe.ONE
+    assert tp.validate(WithMaybe, {"maybe": True}).maybe is Maybe.ONE

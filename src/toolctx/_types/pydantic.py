@@ -36,9 +36,9 @@ model's core schema is rewritten once:
 - a ``pattern`` is ECMA-262, as the JSON Schema says
   (:mod:`toolctx._types.patterns`), not Rust's or Python's regex.
 
-Every pydantic version the package admits answers the same: an enum of
-None and strings is matched member by member (pydantic 2.11 and 2.13
-take any string for its None member), and an aliased field's name is
+Every pydantic version the package admits answers the same: an enum with
+a None member is matched member by member (pydantic 2.11 and 2.13 take
+any string for that member), and an aliased field's name is
 refused where pydantic 2.12 and 2.13 drop it silently
 (:func:`~toolctx._types.pydantic_problems.named_keys`).
 
@@ -346,7 +346,7 @@ class _Rewriter:
         elif kind == "str" and out.get("pattern") is not None:
             self.forbid_only = False
             return _pattern_node(out)
-        elif kind == "enum" and _none_among_strings(out):
+        elif kind == "enum" and _has_none(out):
             self.forbid_only = False
             return _enum_node(out)
         return out
@@ -602,26 +602,28 @@ def _pattern_node(node: dict[str, Any]) -> Any:
     return replaced
 
 
-def _none_among_strings(node: dict[str, Any]) -> bool:
-    """Whether an enum node's members hold None and a string.
+def _has_none(node: dict[str, Any]) -> bool:
+    """Whether an enum node has a member of value None.
 
-    pydantic-core before 2.50 (pydantic 2.11 to 2.13) takes any string
-    for the None member of such an enum; :func:`_enum_node` matches its
-    members itself, so every pydantic version behaves the same.
+    pydantic 2.11 and 2.13 take any string for such a member;
+    :func:`_enum_node` matches its members itself, as pydantic 2.14 does,
+    so every pydantic version behaves the same.
     """
-    values = [getattr(m, "value", m) for m in node.get("members", ())]
-    return None in values and any(isinstance(v, str) for v in values)
+    return any(
+        getattr(member, "value", member) is None
+        for member in node.get("members", ())
+    )
 
 
 def _enum_node(node: dict[str, Any]) -> Any:
-    """An enum matched member by member (value and JSON type equal)."""
+    """An enum matched member by member, as pydantic 2.14 matches it."""
     members = list(node["members"])
     shown = [repr(member.value) for member in members]
     expected = ", ".join(shown[:-1]) + " or " + shown[-1]
 
     def match(value: object) -> object:
         for member in members:
-            if type(member.value) is type(value) and member.value == value:
+            if member.value == value:  # true is 1, as in pydantic 2.14
                 return member
         raise pydantic_core.PydanticKnownError("enum", {"expected": expected})
 

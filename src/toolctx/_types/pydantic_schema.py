@@ -77,11 +77,13 @@ def _close(json_schema: JsonSchemaValue, schema: Any) -> None:
     pydantic writes ``true`` (or a schema) for ``extra="allow"`` and
     ``false`` for ``"forbid"``; its default (``"ignore"``) is unsaid, and
     toolctx refuses unknown keys then. A class that says ``"ignore"``
-    itself (or inside one that does) stays open, as pydantic has it.
+    itself (or inside one that does) stays open, as pydantic has it;
+    one that inherits ``"forbid"`` is closed, which some pydantic
+    versions leave unsaid.
     """
     config = schema.get("config") or {}
     if (
-        "extra_fields_behavior" not in config
+        config.get("extra_fields_behavior") in {None, "forbid"}
         and json_schema.get("type") == "object"
         and "additionalProperties" not in json_schema
     ):
