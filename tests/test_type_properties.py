@@ -199,9 +199,10 @@ def pydantic_spelling(value: object) -> object:
     """*value* with every integral float an integer (``1.0`` -> ``1``).
 
     pydantic's strict JSON mode refuses ``1.0`` for an ``int``, which
-    JSON Schema calls an integer; it takes ``1`` for a ``float``.
+    JSON Schema calls an integer; it takes ``1`` for a ``float`` (small
+    ones: pydantic 2.11 refuses an integer a float cannot hold exactly).
     """
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return int(value)
     if isinstance(value, list):
         return [pydantic_spelling(item) for item in value]
