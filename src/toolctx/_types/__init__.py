@@ -19,8 +19,8 @@ return values into JSON data (its scalars in
 :mod:`~toolctx._types.output_scalars`), :mod:`toolctx._types.decode`
 turns argument text into a dict (strictly parsed and checked by
 :mod:`~toolctx._types.strict_json`), and :mod:`toolctx._types.pydantic`
-delegates pydantic models to pydantic (``pydantic_plan``,
-``pydantic_rules``, ``pydantic_nodes``, ``pydantic_problems``,
-``pydantic_schema``). The package knows no toolctx domain class:
+delegates pydantic models to pydantic (their schemas in
+``pydantic_schema``, pydantic's errors in toolctx's words in
+``pydantic_problems``). The package knows no toolctx domain class:
 refusals of host-only objects are registered from above.
 """

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 from toolctx._text import bounded
 from toolctx._types.messages import show_value
 from toolctx._types.output import MAX_INT, MAX_INT_DIGITS
-from toolctx._types.pydantic_nodes import is_scalar
+from toolctx._types.pydantic_schema import children, resolved
 from toolctx.exceptions import MAX_PROBLEM_LENGTH
 
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import pydantic_core
 
     from toolctx._types.problems import PathParts, Problem
+    from toolctx._types.pydantic_schema import JSONSchema
 
 
 _NO_INPUT: Final = object()
@@ -65,6 +66,149 @@ _BOUND_SYMBOLS: Final = {
     "less_than": ("lt", "<"),
     "less_than_equal": ("le", "<="),
 }
+
+
+def problems_of(
+    errors: list[pydantic_core.ErrorDetails],
+    data: object,
+    schema: JSONSchema,
+    defs: dict[str, JSONSchema],
+    names: frozenset[str] = frozenset(),
+) -> list[Problem]:
+    """The errors pydantic found in *data* as problems, paths in *data*.
+
+    *schema* and *defs* are the model's validation schema: an unknown
+    key's problem lists the keys its object takes. *names* are field
+    names the validator drops silently where only aliases are keys
+    (:func:`named_keys`): they are refused too.
+    """
+    found: list[Found] = []
+    extras: list[PathParts] = []
+    for error in errors:
+        kind = error["type"]
+        ctx: dict[str, Any] = dict(error.get("ctx") or {})
+        path = data_path(error["loc"], data, keep_last=kind == "missing")
+        if kind in {"extra_forbidden", "unexpected_keyword_argument"}:
+            extras.append(path)
+        else:
+            found.append(one_problem(error, kind, ctx, path))
+    if names:
+        extras.extend(named_keys(data, names, schema, defs))
+    for path in dict.fromkeys(extras):  # in one place on every version
+        found.insert(_place(found, path, data), _extra(path, schema, defs))
+    return merged_problems(found)
+
+
+def _place(found: list[Found], path: PathParts, data: object) -> int:
+    """Where the unknown key at *path* goes among the problems *found*.
+
+    After the other problems of its object (pydantic 2.11 and 2.14
+    report unknown keys last), else before the first problem later in
+    the data, else last.
+    """
+    parent = path[:-1]
+    inside = [
+        index
+        for index, (other, *_) in enumerate(found)
+        if other[: len(parent)] == parent
+    ]
+    if inside:
+        return inside[-1] + 1
+    where = _position(path, data)
+    for index, (other, *_) in enumerate(found):
+        if _position(other, data) > where:
+            return index
+    return len(found)
+
+
+def _position(path: PathParts, data: object) -> tuple[int, ...]:
+    """Where *path* is in *data*: indexes of keys and items (-1: absent)."""
+    out: list[int] = []
+    for part in path:
+        if isinstance(data, dict) and part in data:
+            out.append(list(data).index(part))
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int):
+            out.append(part)
+            data = data[part]
+        else:
+            out.append(-1)
+            break
+    return tuple(out)
+
+
+def named_keys(
+    data: object,
+    names: frozenset[str],
+    schema: JSONSchema,
+    defs: dict[str, JSONSchema],
+) -> list[PathParts]:
+    """The paths of keys in *names* that no object schema there takes.
+
+    pydantic-core 2.41 to 2.46 (pydantic 2.12, 2.13) drop an aliased
+    field's name given as a key silently, where other versions refuse
+    it as an unknown key; the data is walked along the schema to refuse
+    it on every version.
+    """
+    found: list[PathParts] = []
+    pending: list[tuple[object, list[object], PathParts]]
+    pending = [(data, [schema], ())]
+    while pending:  # depth first, in the data's order
+        value, schemas, path = pending.pop()
+        nodes = [n for s in schemas for n in resolved(s, defs)]
+        if isinstance(value, dict):
+            items: list[tuple[str | int, object]] = list(value.items())
+        elif isinstance(value, list):
+            items = list(enumerate(value))
+        else:
+            continue
+        objects = [n for n in nodes if isinstance(n.get("properties"), dict)]
+        inside: list[tuple[object, list[object], PathParts]] = []
+        for part, item in items:
+            if (
+                objects
+                and part in names
+                and all(
+                    part not in n["properties"]
+                    and n.get("additionalProperties") is False
+                    for n in objects
+                )
+            ):
+                found.append((*path, part))
+                continue
+            inner = [c for n in nodes for c in children(n, part)]
+            inside.append((item, inner, (*path, part)))
+        pending.extend(reversed(inside))
+    return found
+
+
+def _extra(
+    path: PathParts, schema: JSONSchema, defs: dict[str, JSONSchema]
+) -> Found:
+    """The problem of the unexpected key at *path*."""
+    nodes = list(resolved(schema, defs))
+    for part in path[:-1]:
+        nodes = [
+            found
+            for node in nodes
+            for child in children(node, part)
+            for found in resolved(child, defs)
+        ]
+    options = {
+        tuple(node["properties"])
+        for node in nodes
+        if isinstance(node.get("properties"), dict)
+        and node.get("additionalProperties") is False
+    }
+    if len(options) != 1:
+        return (path, None, None, "unexpected property")
+    allowed = ", ".join(options.pop()) or "none"
+    return (path, None, None, f"unexpected property (allowed: {allowed})")
+
+
+def is_scalar(value: object) -> bool:
+    """Whether *value* is None, a string or a number (a bool too)."""
+    return value is None or isinstance(value, (str, int, float))
 
 
 def one_problem(
@@ -166,10 +310,6 @@ def _counted(count: object, noun: str) -> str:
         return f"1 {noun}"
     plural = "properties" if noun == "property" else f"{noun}s"
     return f"{count} {plural}"
-
-
-def duplicate(first: int) -> str:
-    return f"duplicate of item {first} (items must be unique)"
 
 
 def merged_problems(found: list[Found]) -> list[Problem]:

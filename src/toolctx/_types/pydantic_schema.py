@@ -50,7 +50,7 @@ class _ToolctxJsonSchema(GenerateJsonSchema):
     def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
         """A model: closed unless it allows extras; docstring texts."""
         json_schema = super().model_schema(schema)
-        _close(json_schema)
+        _close(json_schema, schema)
         _describe(json_schema, schema["cls"], self.mode, self.by_alias)
         return json_schema
 
@@ -59,7 +59,7 @@ class _ToolctxJsonSchema(GenerateJsonSchema):
     ) -> JsonSchemaValue:
         """A TypedDict inside a model: closed unless it allows extras."""
         json_schema = super().typed_dict_schema(schema)
-        _close(json_schema)
+        _close(json_schema, schema)
         return json_schema
 
     def dataclass_schema(
@@ -67,19 +67,24 @@ class _ToolctxJsonSchema(GenerateJsonSchema):
     ) -> JsonSchemaValue:
         """A dataclass inside a model: closed unless it allows extras."""
         json_schema = super().dataclass_schema(schema)
-        _close(json_schema)
+        _close(json_schema, schema)
         return json_schema
 
 
-def _close(json_schema: JsonSchemaValue) -> None:
-    """``additionalProperties: false`` where pydantic left it unsaid.
+def _close(json_schema: JsonSchemaValue, schema: Any) -> None:
+    """``additionalProperties: false`` for a class that sets no ``extra``.
 
     pydantic writes ``true`` (or a schema) for ``extra="allow"`` and
-    ``false`` for ``"forbid"``; ``"ignore"`` (its default) is unsaid,
-    and toolctx refuses unknown keys then.
+    ``false`` for ``"forbid"``; its default (``"ignore"``) is unsaid, and
+    toolctx refuses unknown keys then. A class that says ``"ignore"``
+    itself (or inside one that does) stays open, as pydantic has it;
+    one that inherits ``"forbid"`` is closed, which some pydantic
+    versions leave unsaid.
     """
+    config = schema.get("config") or {}
     if (
-        json_schema.get("type") == "object"
+        config.get("extra_fields_behavior") in {None, "forbid"}
+        and json_schema.get("type") == "object"
         and "additionalProperties" not in json_schema
     ):
         json_schema["additionalProperties"] = False
