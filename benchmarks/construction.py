@@ -37,9 +37,9 @@ import toolctx
 from _harness import Case, measure, table
 from toolctx import ExecutionContext, ToolResult
 from toolctx._builders import builders
+from toolctx._context.execution import CallRecorder, derive_call_context
 from toolctx._frozen import freeze_mapping
 from toolctx._records import new_result
-from toolctx.context.execution import CallRecorder, derive_call_context
 
 
 TEMPLATE = ExecutionContext(

@@ -41,7 +41,7 @@ from toolctx import (
     execution_context,
     use_context,
 )
-from toolctx.context.current import SEAM, reset_current, set_current
+from toolctx._context.current import SEAM, reset_current, set_current
 
 
 ARGS = '{"a": 1, "b": 2}'

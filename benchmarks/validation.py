@@ -32,7 +32,7 @@ import toolctx
 
 from _harness import Case, measure
 from toolctx import Registry, ToolCall
-from toolctx.dispatch import core as _calls
+from toolctx._dispatch import core as _calls
 
 
 registry = Registry()

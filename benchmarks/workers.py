@@ -7,8 +7,9 @@ call and ratios, from one run.
 Every case sends the same trivial sync body (it reads a ContextVar the
 caller bound and returns 3) to a worker thread and awaits it:
 
-- ``_workers.submit``: toolctx's dedicated pool (``toolctx.dispatch.workers``),
-  the body wrapped in ``_workers.in_thread`` by the pool;
+- ``_workers.submit``: toolctx's dedicated pool
+  (``toolctx._dispatch.workers``), the body wrapped in
+  ``_workers.in_thread`` by the pool;
 - ``run_in_executor``: what ``adispatch`` does without the pool,
   ``loop.run_in_executor(None, copy_context().run, in_thread, body)``;
 - ``asyncio.to_thread(body)``;
@@ -40,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import toolctx
 
 from _harness import Case, measure
-from toolctx.dispatch import run as _run
-from toolctx.dispatch import workers as _workers
+from toolctx._dispatch import run as _run
+from toolctx._dispatch import workers as _workers
 
 
 USER = "user-42"

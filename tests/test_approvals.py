@@ -1279,7 +1279,7 @@ class TestOneStep:
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """Aresume cancelled while its sync tool waits for a worker thread."""
-        from toolctx.dispatch import workers
+        from toolctx._dispatch import workers
 
         real_submit = workers.submit
         waiting: list[asyncio.Future[Any]] = []
@@ -1401,7 +1401,7 @@ class TestBounds:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """Past the bound, a round of hold and resume keeps no more memory."""
-        from toolctx.dispatch import approvals
+        from toolctx._dispatch import approvals
 
         monkeypatch.setattr(approvals, "MAX_REMEMBERED", 50, raising=False)
         ran: list[str] = []
@@ -1437,7 +1437,7 @@ class TestBounds:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """Forgetting fails closed: the first request cannot run again."""
-        from toolctx.dispatch import approvals
+        from toolctx._dispatch import approvals
 
         monkeypatch.setattr(approvals, "MAX_REMEMBERED", 5)
         ran: list[str] = []

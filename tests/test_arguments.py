@@ -1,4 +1,4 @@
-"""Tests for toolctx.tools.arguments: strict structuring and JSON output."""
+"""Tests for toolctx._tools.arguments: strict structuring and JSON output."""
 
 from __future__ import annotations
 
@@ -35,6 +35,8 @@ from toolctx import (
     ToolResult,
     tool,
 )
+from toolctx._tools.arguments import ArgumentStructurer
+from toolctx._tools.params import Param
 from toolctx._types import output
 from toolctx._types.model import Analysis
 from toolctx._types.nodes import MISSING, Kind
@@ -44,8 +46,6 @@ from toolctx._types.schema import parameters_schema
 from toolctx._types.validate import Compiler
 from toolctx._types.values import structure_value, unstructure_value
 from toolctx.exceptions import SchemaError, ToolArgumentsError
-from toolctx.tools.arguments import ArgumentStructurer
-from toolctx.tools.params import Param
 
 
 # -- types used by the tests (module level: recursive hints resolve here) ---

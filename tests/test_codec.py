@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolctx import ContextKey, ExecutionContext, ToolResult
-from toolctx.context.codec import result_from_dict, result_to_dict
-from toolctx.context.keys import RawValue
+from toolctx._context.codec import result_from_dict, result_to_dict
+from toolctx._context.keys import RawValue
 from toolctx.exceptions import ContextDataError
 
 

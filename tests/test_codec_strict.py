@@ -27,9 +27,9 @@ from toolctx import (
     ToolCall,
     ToolResult,
 )
+from toolctx._context.codec import result_from_dict, result_to_dict
 from toolctx.codec import register_hooks
 from toolctx.content import Text, part_from_dict
-from toolctx.context.codec import result_from_dict, result_to_dict
 from toolctx.exceptions import ContextDataError
 from toolctx.remote import RemoteCall, RemoteOutcome
 from toolctx.sessions import session_from_dict, session_to_dict

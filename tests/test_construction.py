@@ -38,9 +38,9 @@ from toolctx import (
     _builders,
 )
 from toolctx._builders import Builders, builders, record_builder
+from toolctx._context.execution import CallRecorder, derive_call_context
 from toolctx._frozen import deep_freeze, freeze_mapping
 from toolctx._records import frozen_view, new_result
-from toolctx.context.execution import CallRecorder, derive_call_context
 
 
 VARIANTS = ("fast", "slots")
@@ -190,7 +190,7 @@ class TestDeriveCallContext:
         """Both builders keep the stub's name, parameters and docs."""
         derive = variant(derive_call_context, name)
         assert derive.__name__ == "derive_call_context"
-        assert derive.__module__ == "toolctx.context.execution"
+        assert derive.__module__ == "toolctx._context.execution"
         assert tuple(inspect.signature(derive).parameters) == (
             "template",
             "invocation_id",
@@ -465,7 +465,7 @@ class TestRecordBuilder:
             sys._is_gil_enabled = lambda: False
             from toolctx import Dispatcher, ExecutionContext, Registry
             from toolctx import ToolCall, ToolResult, execution_context
-            from toolctx.context.execution import derive_call_context
+            from toolctx._context.execution import derive_call_context
             from toolctx._builders import builders
             from toolctx._records import new_result
 

@@ -27,6 +27,7 @@ import remote_tools as rt
 
 from doubles import PassThrough
 from toolctx import Dispatcher, Registry, Session, ToolCall, ToolResult
+from toolctx._context.codec import result_from_dict, result_to_dict
 from toolctx.content import (
     Audio,
     File,
@@ -37,7 +38,6 @@ from toolctx.content import (
     part_to_dict,
     parts_of,
 )
-from toolctx.context.codec import result_from_dict, result_to_dict
 from toolctx.exceptions import ContextDataError, ToolOutputError
 from toolctx.remote import RemoteOutcome
 from toolctx.sessions import session_from_dict, session_to_dict

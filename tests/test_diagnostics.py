@@ -31,8 +31,8 @@ from toolctx import (
 from toolctx import (
     diagnostics as _diagnostics,
 )
-from toolctx.context import current as _current
-from toolctx.context.threads import bind_context
+from toolctx._context import current as _current
+from toolctx._context.threads import bind_context
 from toolctx.diagnostics import (
     ENV_VAR,
     LostContextWarning,
@@ -301,7 +301,7 @@ class TestCost:
                 continue
             if any(id(value) in plain for value in vars(module).values()):
                 binders.add(info.name)
-        assert binders == {"toolctx.context.current"}
+        assert binders == {"toolctx._context.current"}
 
     def test_enabling_plugs_tracking_and_disabling_unplugs_it(
         self,
@@ -422,7 +422,7 @@ class TestWarnings:
 
     @pytest.mark.skipif(
         not HAS_WARNING_HOOK,
-        reason="needs the current_context() hook in toolctx.context.current",
+        reason="needs the current_context() hook in toolctx._context.current",
     )
     @pytest.mark.parametrize(("warn", "expected"), [(True, 1), (False, 0)])
     def test_current_context_warns_only_with_warn(
@@ -448,7 +448,7 @@ class TestWarnings:
 
     @pytest.mark.skipif(
         not HAS_WARNING_HOOK,
-        reason="needs the current_context() hook in toolctx.context.current",
+        reason="needs the current_context() hook in toolctx._context.current",
     )
     def test_current_context_is_silent_without_a_running_call(self) -> None:
         """With no call running, current_context() does not warn."""
@@ -460,7 +460,7 @@ class TestWarnings:
 
     @pytest.mark.skipif(
         not HAS_WARNING_HOOK,
-        reason="needs the current_context() hook in toolctx.context.current",
+        reason="needs the current_context() hook in toolctx._context.current",
     )
     def test_disabling_removes_the_hook(
         self, dispatcher: Dispatcher, registry: Registry
@@ -479,7 +479,7 @@ class TestWarnings:
 
     @pytest.mark.skipif(
         not HAS_WARNING_HOOK,
-        reason="needs the current_context() hook in toolctx.context.current",
+        reason="needs the current_context() hook in toolctx._context.current",
     )
     def test_a_handler_reading_the_context_does_not_recurse(
         self, dispatcher: Dispatcher, registry: Registry

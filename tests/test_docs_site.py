@@ -241,7 +241,7 @@ class TestGriffeExtension:
         assert "toolctx.ExecutionContext" in documented
         assert "toolctx.Dispatcher.adispatch" in documented
         assert "toolctx.providers.openai.tools" in documented
-        assert "toolctx.context.execution.ExecutionContext" not in documented
+        assert "toolctx._context.execution.ExecutionContext" not in documented
 
     def test_docstrings_converted_on_load(self, ext: ModuleType) -> None:
         """Loading toolctx with the extension rewrites its docstrings."""

@@ -32,10 +32,10 @@ from strategies import (
     validator,
 )
 from toolctx import ExecutionContext
+from toolctx._tools.arguments import ArgumentStructurer
+from toolctx._tools.params import Param
 from toolctx._types.schema import parameters_schema
 from toolctx.exceptions import ToolArgumentsError
-from toolctx.tools.arguments import ArgumentStructurer
-from toolctx.tools.params import Param
 
 
 pytestmark = pytest.mark.filterwarnings(

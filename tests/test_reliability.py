@@ -34,7 +34,7 @@ from toolctx import (
     set_state,
     tool,
 )
-from toolctx.dispatch import dispatcher as dispatch_module
+from toolctx._dispatch import dispatcher as dispatch_module
 from toolctx.interceptors import AuditLog, MemoryAuditSink
 from toolctx.providers import anthropic, openai
 

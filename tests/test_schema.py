@@ -28,13 +28,13 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
 
+from toolctx._tools.params import Param
 from toolctx._types.forms import is_hashable as is_hashable_type
 from toolctx._types.instance import matches
 from toolctx._types.nodes import MISSING, SUPPORTED_TYPES
 from toolctx._types.schema import parameters_schema, type_schema
 from toolctx._types.schema_values import json_default
 from toolctx.exceptions import SchemaError
-from toolctx.tools.params import Param
 
 
 OWNER = "tests.book_room"
@@ -1058,7 +1058,7 @@ class TestLayout:
         """Set defaults and required keys do not depend on PYTHONHASHSEED."""
         script = (
             "import json, typing_extensions as te\n"
-            "from toolctx.tools.params import Param\n"
+            "from toolctx._tools.params import Param\n"
             "from toolctx._types.schema import parameters_schema\n"
             "TD = te.TypedDict('TD', {'k%d' % i: int for i in range(20)})\n"
             "tags = frozenset('tag%d' % i for i in range(20))\n"

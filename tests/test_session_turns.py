@@ -139,7 +139,7 @@ class TestSessionCallsDoNotSlowDown:
         self, dispatcher: Dispatcher, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """A turn of 200 calls freezes each of its results once."""
-        from toolctx.context import session as session_module
+        from toolctx._context import session as session_module
 
         frozen: list[ToolResult] = []
         real = session_module.frozen_view

@@ -33,8 +33,8 @@ from toolctx import (
     publish,
     set_state,
 )
+from toolctx._context.codec import result_from_dict
 from toolctx._frozen import MAX_DATA_DEPTH
-from toolctx.context.codec import result_from_dict
 from toolctx.exceptions import ContextDataError
 from toolctx.remote import RemoteCall, RemoteOutcome
 from toolctx.sessions import (

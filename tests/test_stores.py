@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolctx import ContextKey, ScopeError, Session, ToolctxError, ToolResult
-from toolctx.context.keys import RawValue
+from toolctx._context.keys import RawValue
 from toolctx.exceptions import ContextDataError
 from toolctx.sessions import (
     InMemorySessionStore,
@@ -760,7 +760,7 @@ class TestSQLiteStore:
             from datetime import datetime, timezone
             import attrs
             from toolctx import ContextKey, Session, ToolResult
-            from toolctx.context.keys import RawValue
+            from toolctx._context.keys import RawValue
             from toolctx.sessions import SQLiteSessionStore
 
             @attrs.frozen

@@ -24,8 +24,8 @@ from toolctx import (
     execution_context,
     use_context,
 )
-from toolctx.context.current import set_current
-from toolctx.context.threads import (
+from toolctx._context.current import set_current
+from toolctx._context.threads import (
     ContextExecutor,
     ContextThreadPoolExecutor,
     bind_context,

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import pytest
 
 from toolctx import ExecutionContext, execution_context, use_context
-from toolctx.dispatch.workers import Outcome, WorkerPool, pool, submit
+from toolctx._dispatch.workers import Outcome, WorkerPool, pool, submit
 
 
 T = TypeVar("T")
@@ -554,7 +554,7 @@ class TestProcess:
         """A body that never returns does not keep the process alive."""
         script = """
             import asyncio, threading
-            from toolctx.dispatch import workers as _workers
+            from toolctx._dispatch import workers as _workers
 
             started = threading.Event()
 
@@ -583,7 +583,7 @@ class TestProcess:
         """
         script = """
             import asyncio, os, threading, warnings
-            from toolctx.dispatch import workers as _workers
+            from toolctx._dispatch import workers as _workers
 
             warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+
             pool = _workers.WorkerPool(max_workers=2)

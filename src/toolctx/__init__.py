@@ -18,6 +18,23 @@ from typing import Any
 # Imported for its effect: TOOLCTX_DEBUG_LOST_CONTEXT is read at import.
 import toolctx.diagnostics  # noqa: F401
 
+from toolctx._context.current import (
+    current_context,
+    execution_context,
+    publish,
+    report_progress,
+    set_state,
+    use_context,
+)
+from toolctx._context.execution import ExecutionContext
+from toolctx._context.keys import ContextKey
+from toolctx._context.session import Session
+from toolctx._context.threads import (
+    ContextExecutor,
+    ContextThreadPoolExecutor,
+    bind_context,
+)
+from toolctx._dispatch.dispatcher import Dispatcher
 from toolctx._records import (
     ApprovalRequest,
     ToolAnnotations,
@@ -27,23 +44,9 @@ from toolctx._records import (
     ToolProgress,
     ToolResult,
 )
-from toolctx.context.current import (
-    current_context,
-    execution_context,
-    publish,
-    report_progress,
-    set_state,
-    use_context,
-)
-from toolctx.context.execution import ExecutionContext
-from toolctx.context.keys import ContextKey
-from toolctx.context.session import Session
-from toolctx.context.threads import (
-    ContextExecutor,
-    ContextThreadPoolExecutor,
-    bind_context,
-)
-from toolctx.dispatch.dispatcher import Dispatcher
+from toolctx._tools.function import FunctionTool, tool
+from toolctx._tools.protocols import Interceptor, Tool
+from toolctx._tools.registry import Registry
 from toolctx.exceptions import (
     DuplicateToolError,
     InvalidToolNameError,
@@ -56,9 +59,6 @@ from toolctx.exceptions import (
     ToolDenied,
     UnknownToolError,
 )
-from toolctx.tools.function import FunctionTool, tool
-from toolctx.tools.protocols import Interceptor, Tool
-from toolctx.tools.registry import Registry
 
 
 __all__ = [

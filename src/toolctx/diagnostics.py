@@ -9,7 +9,7 @@ elsewhere and the one-line fix.
 
 Diagnostics cost nothing while off: they plug tracking versions of bind
 and unbind into the one bind seam of dispatched calls
-(:data:`toolctx.context.current.SEAM`) when enabled and unplug them when
+(:data:`toolctx._context.current.SEAM`) when enabled and unplug them when
 disabled, so the dispatcher binds with the ContextVar's own ``set`` and
 ``reset`` whenever they are off.
 
@@ -29,8 +29,8 @@ import warnings
 from contextvars import Token
 from typing import NamedTuple
 
-from toolctx.context import current as _current
-from toolctx.context.execution import ExecutionContext
+from toolctx._context import current as _current
+from toolctx._context.execution import ExecutionContext
 from toolctx.exceptions import LostContextWarning
 
 

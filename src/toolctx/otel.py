@@ -43,10 +43,10 @@ from opentelemetry.trace.propagation.tracecontext import (
     TraceContextTextMapPropagator,
 )
 
+from toolctx._context.execution import ExecutionContext
 from toolctx._records import ToolCall, ToolResult
 from toolctx._text import escaped
-from toolctx.context.execution import ExecutionContext
-from toolctx.tools.registry import Registry
+from toolctx._tools.registry import Registry
 
 
 try:

@@ -44,11 +44,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, cast
 
+from toolctx._context.execution import ExecutionContext
+from toolctx._context.session import Session
+from toolctx._dispatch.dispatcher import Dispatcher
 from toolctx._records import ToolCall, ToolResult
 from toolctx.content import Audio, File, Image, Part, Text
-from toolctx.context.execution import ExecutionContext
-from toolctx.context.session import Session
-from toolctx.dispatch.dispatcher import Dispatcher
 from toolctx.providers._render import (
     b64,
     content_parts,

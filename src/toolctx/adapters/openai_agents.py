@@ -21,10 +21,10 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeAlias, cast
 
+from toolctx._context.execution import ExecutionContext
+from toolctx._context.session import Session
+from toolctx._dispatch.dispatcher import Dispatcher
 from toolctx._records import ToolCall, ToolDefinition, ToolResult
-from toolctx.context.execution import ExecutionContext
-from toolctx.context.session import Session
-from toolctx.dispatch.dispatcher import Dispatcher
 from toolctx.exceptions import ProviderSchemaError
 from toolctx.providers._dialects_openai import openai_strict
 from toolctx.providers._render import content_parts, content_text, plain

@@ -42,12 +42,12 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar, cast, overload
 
+from toolctx._context.execution import ExecutionContext
+from toolctx._context.session import Session
+from toolctx._dispatch.dispatcher import Dispatcher
 from toolctx._records import ToolCall, ToolDefinition, ToolResult
 from toolctx._types.decode import DecodeError, decode_arguments
 from toolctx.content import File, Part, Text, parts_of
-from toolctx.context.execution import ExecutionContext
-from toolctx.context.session import Session
-from toolctx.dispatch.dispatcher import Dispatcher
 from toolctx.providers._render import content_text, plain
 
 

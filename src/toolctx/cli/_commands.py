@@ -9,6 +9,8 @@ import sys
 from functools import partial
 from typing import Any, cast
 
+from toolctx._context.execution import ExecutionContext
+from toolctx._dispatch.dispatcher import Dispatcher
 from toolctx._records import ToolCall, ToolProgress, ToolResult
 from toolctx._types.decode import decode_json
 from toolctx.cli._report import (
@@ -21,8 +23,6 @@ from toolctx.cli._report import (
 )
 from toolctx.cli._target import load_target
 from toolctx.content import part_to_dict, parts_of
-from toolctx.context.execution import ExecutionContext
-from toolctx.dispatch.dispatcher import Dispatcher
 from toolctx.exceptions import McpUnavailableError, ToolctxError
 from toolctx.providers._render import plain
 

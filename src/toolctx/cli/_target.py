@@ -22,10 +22,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import NoReturn
 
+from toolctx._dispatch.dispatcher import Dispatcher
+from toolctx._tools.protocols import Tool
+from toolctx._tools.registry import Registry
 from toolctx.cli._report import UsageError, describe
-from toolctx.dispatch.dispatcher import Dispatcher
-from toolctx.tools.protocols import Tool
-from toolctx.tools.registry import Registry
 
 
 _EXAMPLE = "app:registry or path/to/app.py:registry"

@@ -15,10 +15,10 @@ from typing import Any, Literal, TypeAlias, cast, final
 
 import attrs
 
+from toolctx._context.execution import ExecutionContext
 from toolctx._frozen import freeze_mapping
 from toolctx._records import ToolCall, ToolResult
 from toolctx._types.decode import decode_json
-from toolctx.context.execution import ExecutionContext
 from toolctx.exceptions import ApprovalDenied, ToolDenied
 
 

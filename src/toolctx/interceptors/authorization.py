@@ -12,14 +12,14 @@ import logging
 from collections.abc import Callable, Container, Iterable, Mapping
 from typing import TypeAlias, cast, final
 
+from toolctx._context.execution import ExecutionContext
+from toolctx._context.keys import ContextKey
 from toolctx._frozen import freeze_mapping
 from toolctx._records import ToolCall, ToolResult
-from toolctx.context.execution import ExecutionContext
-from toolctx.context.keys import ContextKey
+from toolctx._tools.function import FunctionTool
+from toolctx._tools.protocols import Tool
+from toolctx._tools.registry import Registry
 from toolctx.exceptions import PermissionDenied
-from toolctx.tools.function import FunctionTool
-from toolctx.tools.protocols import Tool
-from toolctx.tools.registry import Registry
 
 
 PERMISSIONS: ContextKey[frozenset[str]] = ContextKey(

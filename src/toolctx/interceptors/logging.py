@@ -7,8 +7,8 @@ import logging
 from collections.abc import Iterable
 from typing import cast, final
 
+from toolctx._context.current import current_context
 from toolctx._text import escaped
-from toolctx.context.current import current_context
 
 
 CONTEXT_LOG_FIELDS: tuple[str, ...] = (

@@ -31,9 +31,9 @@ import weakref
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, cast, final
 
+from toolctx._context.execution import ExecutionContext
 from toolctx._records import ToolCall, ToolResult
 from toolctx._text import bounded
-from toolctx.context.execution import ExecutionContext
 from toolctx.exceptions import ToolDenied
 from toolctx.mcp.notify import ListChanged, ProgressRelay, progress_token
 from toolctx.mcp.request import request_info
@@ -52,10 +52,10 @@ if TYPE_CHECKING:
         ServerRequestContext,
     )
 
+    from toolctx._dispatch.dispatcher import Dispatcher
     from toolctx._records import ApprovalRequest
-    from toolctx.dispatch.dispatcher import Dispatcher
+    from toolctx._tools.registry import Registry
     from toolctx.mcp.request import ContextFactory, McpRequestInfo
-    from toolctx.tools.registry import Registry
 
 
 _INTERNAL_ERROR = -32603  # JSON-RPC 2.0: internal error

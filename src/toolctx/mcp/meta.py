@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, cast
 
-from toolctx.context.current import current_context
-from toolctx.context.execution import ExecutionContext
+from toolctx._context.current import current_context
+from toolctx._context.execution import ExecutionContext
 
 
 META_PREFIX = "io.toolctx/"

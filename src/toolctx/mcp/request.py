@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast, final
 
 import attrs
 
-from toolctx.context.execution import ExecutionContext
+from toolctx._context.execution import ExecutionContext
 from toolctx.mcp.meta import TRACE_KEYS, context_from_meta
 from toolctx.providers._render import plain
 

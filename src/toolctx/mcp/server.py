@@ -60,12 +60,12 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolctx.dispatch.dispatcher import Dispatcher
+from toolctx._dispatch.dispatcher import Dispatcher
+from toolctx._tools.registry import Registry
 from toolctx.exceptions import McpUnavailableError
 from toolctx.mcp.handlers import Handlers
 from toolctx.mcp.request import ContextFactory, connection_lifespan
 from toolctx.mcp.stdio import claimed_stdio
-from toolctx.tools.registry import Registry
 
 
 if TYPE_CHECKING:

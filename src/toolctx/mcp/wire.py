@@ -27,8 +27,8 @@ from toolctx.providers.mcp import tools
 if TYPE_CHECKING:
     import mcp_types
 
+    from toolctx._tools.registry import Registry
     from toolctx.providers.mcp import ToolDict
-    from toolctx.tools.registry import Registry
 
 
 _SCHEMAS = ("inputSchema", "outputSchema")

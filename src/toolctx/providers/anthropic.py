@@ -58,6 +58,7 @@ from typing_extensions import Required, TypedDict
 
 from toolctx._records import ToolCall, ToolResult
 from toolctx._text import escaped
+from toolctx._tools.registry import Registry
 from toolctx.content import File, Image, Part, Text
 from toolctx.providers._payload import (
     as_list,
@@ -78,7 +79,6 @@ from toolctx.providers._render import (
     plain,
     require_call_id,
 )
-from toolctx.tools.registry import Registry
 
 
 __all__ = [

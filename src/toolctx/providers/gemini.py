@@ -63,6 +63,7 @@ from typing_extensions import TypedDict
 
 from toolctx._records import ToolCall, ToolResult
 from toolctx._text import escaped
+from toolctx._tools.registry import Registry
 from toolctx.content import File, Image, Part, Text
 from toolctx.exceptions import InvalidToolNameError
 from toolctx.providers._dialects_gemini import gemini as gemini_schema
@@ -85,7 +86,6 @@ from toolctx.providers._render import (
     notice,
     plain_output,
 )
-from toolctx.tools.registry import Registry
 
 
 __all__ = [

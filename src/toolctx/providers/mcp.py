@@ -81,7 +81,7 @@ from toolctx.providers._render import (
 
 if TYPE_CHECKING:
     from toolctx._records import ToolDefinition
-    from toolctx.tools.registry import Registry
+    from toolctx._tools.registry import Registry
 
 
 __all__ = [

@@ -66,6 +66,7 @@ from typing_extensions import Required, TypedDict
 
 from toolctx._records import ToolCall, ToolDefinition, ToolResult
 from toolctx._text import escaped
+from toolctx._tools.registry import Registry
 from toolctx.content import Audio, File, Image, Text
 from toolctx.providers._dialects_openai import openai_strict
 from toolctx.providers._openai_calls import (
@@ -87,7 +88,6 @@ from toolctx.providers._render import (
     plain,
     require_call_id,
 )
-from toolctx.tools.registry import Registry
 
 
 __all__ = [

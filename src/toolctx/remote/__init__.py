@@ -17,7 +17,7 @@ from toolctx.remote.references import resolve_tool, tool_reference
 
 
 if TYPE_CHECKING:
-    from toolctx.dispatch.worker import run_remote
+    from toolctx._dispatch.worker import run_remote
 
 
 __all__ = [
@@ -31,11 +31,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # run_remote lives in toolctx.dispatch.worker, which imports this
+    # run_remote lives in toolctx._dispatch.worker, which imports this
     # package's payloads: importing it here eagerly would be a cycle
     # whenever the worker module is imported first.
     if name == "run_remote":
-        from toolctx.dispatch.worker import run_remote
+        from toolctx._dispatch.worker import run_remote
 
         globals()[name] = run_remote
         return run_remote

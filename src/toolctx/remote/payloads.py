@@ -18,16 +18,16 @@ import attrs
 
 from cattrs.gen import override
 
+from toolctx._context.codec import value_from_json
+from toolctx._context.execution import ExecutionContext
+from toolctx._context.keys import known_key
 from toolctx._frozen import CONTEXT_ENVELOPE, ENTRIES, freeze_mapping
 from toolctx._records import ToolResult, content_from_json, output_to_json
+from toolctx._tools.function import FunctionTool
+from toolctx._tools.protocols import Tool
 from toolctx.codec import data_hook, record_hooks
-from toolctx.context.codec import value_from_json
-from toolctx.context.execution import ExecutionContext
-from toolctx.context.keys import known_key
 from toolctx.exceptions import ContextDataError
 from toolctx.remote.references import check_reference, tool_reference
-from toolctx.tools.function import FunctionTool
-from toolctx.tools.protocols import Tool
 
 
 CALL_FORMAT = "toolctx.remote-call/1"

@@ -22,10 +22,10 @@ import threading
 import weakref
 
 from toolctx._text import exception_text
+from toolctx._tools.function import FunctionTool, ToolEntry
+from toolctx._tools.protocols import Tool
+from toolctx._tools.registry import Registry
 from toolctx.exceptions import ToolReferenceError, UnknownToolError
-from toolctx.tools.function import FunctionTool, ToolEntry
-from toolctx.tools.protocols import Tool
-from toolctx.tools.registry import Registry
 
 
 _IDENT = r"[A-Za-z_]\w*"
@@ -42,7 +42,7 @@ _lock = threading.Lock()
 # What an import may raise that becomes a ToolReferenceError: any failure,
 # sys.exit() and a stray CancelledError included. Interrupts
 # (KeyboardInterrupt, GeneratorExit...) propagate: the rule of
-# toolctx.dispatch.core.propagates for code that did not await, spelled
+# toolctx._dispatch.core.propagates for code that did not await, spelled
 # out here because this module sits below the dispatch layer.
 _IMPORT_FAILURES = (Exception, SystemExit, asyncio.CancelledError)
 

@@ -5,7 +5,7 @@ functions are thin calls into :mod:`toolctx.codec`, toolctx's one
 converter: ``scope`` is runtime-only and never written; typed values are
 unstructured by their key's type and structured back to it; a value
 whose key this process does not know is kept as
-:class:`~toolctx.context.keys.RawValue` and written back as it came;
+:class:`~toolctx._context.keys.RawValue` and written back as it came;
 this turn's results use the ``toolctx.result/1`` format.
 """
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolctx.context import codec
-from toolctx.context.codec import SESSION_FORMAT
-from toolctx.context.session import Session
+from toolctx._context import codec
+from toolctx._context.codec import SESSION_FORMAT
+from toolctx._context.session import Session
 
 
 __all__ = ["SESSION_FORMAT", "session_from_dict", "session_to_dict"]

@@ -36,9 +36,9 @@ from toolctx.exceptions import (
 
 
 if TYPE_CHECKING:
+    from toolctx._context.session import Session
+    from toolctx._dispatch.dispatcher import Dispatcher
     from toolctx._records import ApprovalRequest, ToolResult
-    from toolctx.context.session import Session
-    from toolctx.dispatch.dispatcher import Dispatcher
 
 
 __all__ = ["aresume_stored", "resume_stored"]

@@ -6,7 +6,7 @@ import threading
 
 from typing import NamedTuple, final
 
-from toolctx.context.session import Session
+from toolctx._context.session import Session
 from toolctx.sessions.store import (
     TenantOf,
     check_expected,

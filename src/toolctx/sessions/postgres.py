@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from typing_extensions import Self
 
-from toolctx.context.session import Session
+from toolctx._context.session import Session
 from toolctx.exceptions import SessionAccessError, SessionStoreError
 from toolctx.sessions.store import (
     MAX_SHOWN,

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, NamedTuple, final
 
 from typing_extensions import Self
 
-from toolctx.context.session import Session
+from toolctx._context.session import Session
 from toolctx.exceptions import (
     SessionAccessError,
     SessionSchemaError,

@@ -34,8 +34,8 @@ import json
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from toolctx._context.session import Session
 from toolctx._frozen import MAX_DATA_DEPTH
-from toolctx.context.session import Session
 from toolctx.exceptions import (
     ContextDataError,
     ScopeError,

@@ -6,7 +6,7 @@ reports onto its result through the recorder. :func:`publish` (host-only
 result metadata), :func:`set_state` (session state changes, applied after
 the call succeeds) and :func:`report_progress` (progress for listeners and
 streams) read the call bound here and write to its
-:class:`~toolctx.context.execution.CallRecorder`; each refuses a context no
+:class:`~toolctx._context.execution.CallRecorder`; each refuses a context no
 dispatcher is running, or a call that has already finished.
 """
 
@@ -19,15 +19,15 @@ from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, Final, cast, final
 
-from toolctx._frozen import depth_problem
-from toolctx._records import ToolProgress
-from toolctx._text import escaped
-from toolctx.context.execution import (
+from toolctx._context.execution import (
     RECORD_LOCK,
     ExecutionContext,
     recorder_of,
 )
-from toolctx.context.keys import ContextKey
+from toolctx._context.keys import ContextKey
+from toolctx._frozen import depth_problem
+from toolctx._records import ToolProgress
+from toolctx._text import escaped
 from toolctx.exceptions import (
     ContextDataError,
     NoExecutionContextError,
@@ -47,7 +47,7 @@ reset_current = _CURRENT.reset
 class BindSeam:
     """The one place where dispatched calls bind and unbind their context.
 
-    The call shells (``toolctx.dispatch.run``, ``toolctx.dispatch.stream``
+    The call shells (``toolctx._dispatch.run``, ``toolctx._dispatch.stream``
     and the remote worker) bind a call's context with ``SEAM.bind(ctx)``
     and unbind it with ``SEAM.unbind(token)``, and nothing else binds a
     dispatched call. Lost-context diagnostics plug tracking versions in

@@ -14,15 +14,15 @@ from typing import Any, TypeVar, cast, final, overload
 from typing_extensions import ParamSpec
 
 from toolctx._records import ToolAnnotations, ToolDefinition
-from toolctx.exceptions import DuplicateToolError, UnknownToolError
-from toolctx.tools.function import (
+from toolctx._tools.function import (
     ApprovalCheck,
     FunctionTool,
     ToolEntry,
     check_tool_name,
     tool,
 )
-from toolctx.tools.protocols import Tool
+from toolctx._tools.protocols import Tool
+from toolctx.exceptions import DuplicateToolError, UnknownToolError
 
 
 P = ParamSpec("P")
@@ -173,7 +173,7 @@ class Registry(Mapping[str, Tool]):
         name = check_tool_name(definition.name)
         check = None
         if check_arguments and not isinstance(tool, FunctionTool):
-            from toolctx.tools._schema_arguments import SchemaStructurer
+            from toolctx._tools._schema_arguments import SchemaStructurer
 
             check = SchemaStructurer(
                 definition.parameters,

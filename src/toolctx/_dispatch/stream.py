@@ -8,7 +8,7 @@ async generators resume in the *consumer's* context; binding around each
 ``__anext__`` is what makes this safe.
 
 The call is prepared and its result built by
-:class:`~toolctx.dispatch.core.Core`, as for every other call; each chunk
+:class:`~toolctx._dispatch.core.Core`, as for every other call; each chunk
 goes through the tool's chunk step (declared yield type, then JSON).
 Every way a stream can stop ends the same way: the tool's generator is
 closed with the call's context bound (after the step that is running, if
@@ -34,12 +34,11 @@ from time import perf_counter_ns
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any
 
-from toolctx._records import ToolCall, ToolChunk, ToolProgress, ToolResult
-from toolctx.context.current import SEAM, get_current
-from toolctx.context.execution import recorder_of
-from toolctx.dispatch import workers
-from toolctx.dispatch.approvals import Checking, asettle, settle
-from toolctx.dispatch.core import (
+from toolctx._context.current import SEAM, get_current
+from toolctx._context.execution import recorder_of
+from toolctx._dispatch import workers
+from toolctx._dispatch.approvals import Checking, asettle, settle
+from toolctx._dispatch.core import (
     Core,
     Failure,
     Prepared,
@@ -48,15 +47,16 @@ from toolctx.dispatch.core import (
     ok_result,
     resolve_template,
 )
-from toolctx.dispatch.run import await_tool, check_no_loop, thread_result
-from toolctx.tools.function import ASYNC_STREAM, STREAM
+from toolctx._dispatch.run import await_tool, check_no_loop, thread_result
+from toolctx._records import ToolCall, ToolChunk, ToolProgress, ToolResult
+from toolctx._tools.function import ASYNC_STREAM, STREAM
 
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
-    from toolctx.context.execution import ExecutionContext
-    from toolctx.context.session import Session
+    from toolctx._context.execution import ExecutionContext
+    from toolctx._context.session import Session
 
 
 __all__ = [

@@ -7,7 +7,7 @@ sync, async, streaming and remote calls:
    interceptors' ``before``, finds the tool and checks the arguments. It
    returns a :class:`Prepared` call, or the finished :class:`ToolResult`
    when the call cannot run (denied, unknown tool, bad arguments).
-2. A shell in :mod:`toolctx.dispatch.run` or :mod:`toolctx.dispatch.stream`
+2. A shell in :mod:`toolctx._dispatch.run` or :mod:`toolctx._dispatch.stream`
    binds the context, runs the tool body and unbinds it: the only code
    that binds a call's context and the only code that awaits.
 3. :meth:`Core.finish` turns the body's outcome into the result: the
@@ -24,7 +24,7 @@ turning failures into model-readable messages, building results), the
 :class:`Chain`, the one interceptor loop (every ``before`` in order,
 every ``after`` last first) the core runs around every call that has
 interceptors. The awaiting primitives the shells use are in
-:mod:`toolctx.dispatch.run`.
+:mod:`toolctx._dispatch.run`.
 """
 
 from __future__ import annotations
@@ -36,6 +36,16 @@ from collections.abc import Callable, Mapping
 from time import perf_counter_ns
 from typing import Any, cast, final
 
+from toolctx._context.current import SEAM
+from toolctx._context.execution import (
+    CallRecorder,
+    ExecutionContext,
+    derive_call_context,
+    recorder_of,
+)
+from toolctx._context.session import Session
+from toolctx._dispatch.approvals import Approvals, Checking, checked_call
+from toolctx._dispatch.run import RaisedError, caller_cancelled
 from toolctx._frozen import freeze_mapping
 from toolctx._ids import new_invocation_id
 from toolctx._records import (
@@ -47,22 +57,15 @@ from toolctx._records import (
     new_result,
 )
 from toolctx._text import bounded, escaped, exception_text
+from toolctx._tools.arguments import Structurer
+from toolctx._tools.function import ToolEntry
+from toolctx._tools.protocols import Interceptor
 from toolctx._types.decode import (
     DEFAULT_LIMITS,
     ArgumentLimits,
     DecodeError,
 )
 from toolctx._types.decode import decode_arguments as decode
-from toolctx.context.current import SEAM
-from toolctx.context.execution import (
-    CallRecorder,
-    ExecutionContext,
-    derive_call_context,
-    recorder_of,
-)
-from toolctx.context.session import Session
-from toolctx.dispatch.approvals import Approvals, Checking, checked_call
-from toolctx.dispatch.run import RaisedError, caller_cancelled
 from toolctx.exceptions import (
     MAX_LISTED_TOOLS,
     ToolArgumentsError,
@@ -70,9 +73,6 @@ from toolctx.exceptions import (
     ToolDenied,
     ToolTimeoutError,
 )
-from toolctx.tools.arguments import Structurer
-from toolctx.tools.function import ToolEntry
-from toolctx.tools.protocols import Interceptor
 
 
 _log = logging.getLogger("toolctx")
@@ -171,7 +171,7 @@ class Core:
         """Everything before the body runs; the result if it cannot run.
 
         A :class:`Checking` when the tool's approval check has to run
-        first: the shell settles it (:func:`~toolctx.dispatch.approvals.
+        first: the shell settles it (:func:`~toolctx._dispatch.approvals.
         settle` or ``asettle``), which hands it to :meth:`decide`.
 
         *resumed*: the invocation id the call runs as, past the approval
@@ -450,7 +450,7 @@ class Core:
         """The failure for what a tool body raised, as the model reads it.
 
         Re-raises *exc* instead when it must propagate (see
-        :func:`toolctx.dispatch.core.propagates`).
+        :func:`toolctx._dispatch.core.propagates`).
         """
         if propagates(exc, awaited=awaited):
             raise exc

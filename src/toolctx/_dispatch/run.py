@@ -1,10 +1,10 @@
 """The shells that run a prepared call's body, here and now.
 
 These are the only places (with the streaming shells of
-:mod:`toolctx.dispatch.stream`) that bind a dispatched call's context,
-through the one bind seam (:data:`toolctx.context.current.SEAM`), and the only
+:mod:`toolctx._dispatch.stream`) that bind a dispatched call's context,
+through the one bind seam (:data:`toolctx._context.current.SEAM`), and the only
 places whose code differs by ``await``. Everything the result depends on
-is decided by :class:`~toolctx.dispatch.core.Core` before and after.
+is decided by :class:`~toolctx._dispatch.core.Core` before and after.
 
 Here too, the primitives the shells use to await a tool's awaitable
 (telling the caller's cancellation from the tool's own), to run an
@@ -17,7 +17,7 @@ One switch on the tool's mode picks how the body runs. Under
 :func:`run_sync`: a sync function is called; an ``async def`` runs on a
 private event loop; a generator (sync or async) runs to its end. Under
 :func:`run_async`: a sync function runs in a worker thread
-(:mod:`toolctx.dispatch.workers`; called in the loop's thread if the tool
+(:mod:`toolctx._dispatch.workers`; called in the loop's thread if the tool
 is ``inline``), as does a sync generator, run to its end; an ``async def``
 and an async generator run in the awaiting task.
 """
@@ -31,15 +31,21 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
-from toolctx.context.current import SEAM
-from toolctx.dispatch import workers
+from toolctx._context.current import SEAM
+from toolctx._dispatch import workers
+from toolctx._tools.function import (
+    ASYNC,
+    ASYNC_STREAM,
+    STREAM,
+    SYNC,
+    ToolEntry,
+)
 from toolctx.exceptions import ToolctxError, ToolTimeoutError
-from toolctx.tools.function import ASYNC, ASYNC_STREAM, STREAM, SYNC, ToolEntry
 
 
 if TYPE_CHECKING:
+    from toolctx._dispatch.core import Core, Prepared
     from toolctx._records import ToolResult
-    from toolctx.dispatch.core import Core, Prepared
 
 
 _NEED_A_LOOP: Final = frozenset({ASYNC, ASYNC_STREAM})
@@ -156,7 +162,7 @@ async def _in_worker(body: Callable[[], Any]) -> Any:
     """*body*'s value from a worker thread that sees this context.
 
     What the body raised is raised here (wrapped where it cannot travel
-    as itself: see :func:`~toolctx.dispatch.run.thread_result`).
+    as itself: see :func:`~toolctx._dispatch.run.thread_result`).
     """
     return thread_result(await workers.submit(body))
 
@@ -244,7 +250,7 @@ async def _cancel_and_wait(task: asyncio.Future[Any]) -> None:
 def thread_result(outcome: tuple[bool, Any]) -> Any:
     """The value of an *outcome*, or raise it.
 
-    See :func:`toolctx.dispatch.workers.in_thread`.
+    See :func:`toolctx._dispatch.workers.in_thread`.
     """
     ok, value = outcome
     if ok:
@@ -260,7 +266,7 @@ class RaisedError(Exception):
 
     A ``StopIteration`` cannot leave a coroutine frame (it becomes a
     ``RuntimeError``), and a tool's own ``CancelledError`` must not pass
-    for the caller's; :func:`~toolctx.dispatch.core.tool_failure`
+    for the caller's; :func:`~toolctx._dispatch.core.tool_failure`
     unwraps it.
     """
 

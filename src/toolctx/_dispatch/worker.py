@@ -5,7 +5,7 @@ dispatcher with an ``executor``. It imports the tool by reference,
 rebuilds the context (the runtime ``scope`` never crosses a process: a
 *scope loader* rebuilds it from the serialized identity), binds it
 exactly like the dispatcher does (it is a dispatch shell: the body runs
-in :func:`toolctx.dispatch.run.run_sync`), runs the tool and returns a
+in :func:`toolctx._dispatch.run.run_sync`), runs the tool and returns a
 :class:`~toolctx.remote.RemoteOutcome`, which the parent turns into the
 :class:`~toolctx.ToolResult`.
 """
@@ -24,16 +24,13 @@ from typing import Any
 
 import attrs
 
-from toolctx._records import ToolCall
-from toolctx._text import exception_text
-from toolctx._types.decode import DEFAULT_LIMITS
-from toolctx.context.codec import value_to_json
-from toolctx.context.execution import (
+from toolctx._context.codec import value_to_json
+from toolctx._context.execution import (
     CallRecorder,
     ExecutionContext,
     derive_call_context,
 )
-from toolctx.dispatch.core import (
+from toolctx._dispatch.core import (
     Core,
     Failure,
     decode_arguments,
@@ -42,12 +39,15 @@ from toolctx.dispatch.core import (
     structure,
     tool_failure,
 )
-from toolctx.dispatch.run import (
+from toolctx._dispatch.run import (
     loop_running,
     run_sync,
     run_to_end,
     with_timeout,
 )
+from toolctx._records import ToolCall
+from toolctx._text import exception_text
+from toolctx._types.decode import DEFAULT_LIMITS
 from toolctx.exceptions import ContextDataError, ScopeError
 from toolctx.remote.payloads import RemoteCall, RemoteOutcome
 from toolctx.remote.references import (

@@ -1,9 +1,9 @@
 """``Dispatcher``: run the model's tool calls, each in its own context.
 
 A thin public shell over the call pipeline:
-:class:`~toolctx.dispatch.core.Core` decides everything a result
-depends on, and the shells of :mod:`toolctx.dispatch.run`,
-:mod:`toolctx.dispatch.stream` and :mod:`toolctx.dispatch.executor` run
+:class:`~toolctx._dispatch.core.Core` decides everything a result
+depends on, and the shells of :mod:`toolctx._dispatch.run`,
+:mod:`toolctx._dispatch.stream` and :mod:`toolctx._dispatch.executor` run
 the body. This module resolves the template, picks the shell, and
 records results in a session.
 """
@@ -25,19 +25,10 @@ from functools import partial
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, cast, final
 
-from toolctx._records import (
-    ApprovalRequest,
-    ToolCall,
-    ToolChunk,
-    ToolProgress,
-    ToolResult,
-    frozen_view,
-)
-from toolctx._types.decode import ArgumentLimits
-from toolctx.context.current import get_current
-from toolctx.context.execution import ExecutionContext, with_prior_results
-from toolctx.context.session import Session
-from toolctx.dispatch.approvals import (
+from toolctx._context.current import get_current
+from toolctx._context.execution import ExecutionContext, with_prior_results
+from toolctx._context.session import Session
+from toolctx._dispatch.approvals import (
     MIN_KEY_BYTES,
     Approvals,
     Checking,
@@ -48,9 +39,14 @@ from toolctx.dispatch.approvals import (
     resumed_template,
     settle,
 )
-from toolctx.dispatch.core import Core, Prepared, resolve_template, template_of
-from toolctx.dispatch.run import run_async, run_sync
-from toolctx.dispatch.stream import (
+from toolctx._dispatch.core import (
+    Core,
+    Prepared,
+    resolve_template,
+    template_of,
+)
+from toolctx._dispatch.run import run_async, run_sync
+from toolctx._dispatch.stream import (
     areplay,
     check_call,
     collect_progress,
@@ -59,12 +55,21 @@ from toolctx.dispatch.stream import (
     stream_sync,
     streams,
 )
-from toolctx.tools.protocols import Interceptor
-from toolctx.tools.registry import Registry
+from toolctx._records import (
+    ApprovalRequest,
+    ToolCall,
+    ToolChunk,
+    ToolProgress,
+    ToolResult,
+    frozen_view,
+)
+from toolctx._tools.protocols import Interceptor
+from toolctx._tools.registry import Registry
+from toolctx._types.decode import ArgumentLimits
 
 
 if TYPE_CHECKING:
-    from toolctx.dispatch.executor import RemoteExecutor
+    from toolctx._dispatch.executor import RemoteExecutor
 
 
 @final
@@ -391,7 +396,7 @@ class Dispatcher:
         return results
 
     def _elsewhere(self, p: Prepared) -> ToolResult:
-        from toolctx.dispatch.executor import remote_call, run_elsewhere
+        from toolctx._dispatch.executor import remote_call, run_elsewhere
 
         assert self._executor is not None  # noqa: S101 - checked by caller
         remote = remote_call(self._core, p, self._scope_loader, None)
@@ -497,7 +502,7 @@ class Dispatcher:
         return await self._aelsewhere(p)
 
     async def _aelsewhere(self, p: Prepared) -> ToolResult:
-        from toolctx.dispatch.executor import arun_elsewhere, remote_call
+        from toolctx._dispatch.executor import arun_elsewhere, remote_call
 
         assert self._executor is not None  # noqa: S101 - checked by caller
         timeout = p.entry.timeout or self._default_timeout
@@ -787,7 +792,7 @@ def _remote(executor: Executor | None) -> RemoteExecutor | None:
     """Where a dispatcher with *executor* sends its calls (None: here)."""
     if executor is None:
         return None
-    from toolctx.dispatch.executor import RemoteExecutor
+    from toolctx._dispatch.executor import RemoteExecutor
 
     return RemoteExecutor(executor)
 

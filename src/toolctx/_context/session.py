@@ -7,8 +7,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, cast, final
 
+from toolctx._context.execution import ExecutionContext
 from toolctx._records import ApprovalRequest, ToolResult, frozen_view
-from toolctx.context.execution import ExecutionContext
 
 
 @final

@@ -18,6 +18,7 @@ from typing import Any, TypeVar, final, overload
 import attrs
 
 from toolctx._builders import record_builder
+from toolctx._context.keys import ContextKey, RawValue
 from toolctx._frozen import (
     EMPTY_METADATA,
     EMPTY_STATE,
@@ -27,7 +28,6 @@ from toolctx._frozen import (
 from toolctx._ids import new_invocation_id
 from toolctx._records import ToolProgress, ToolResult
 from toolctx._types.nodes import MISSING
-from toolctx.context.keys import ContextKey, RawValue
 from toolctx.exceptions import MissingContextValueError, ScopeError
 
 
@@ -342,7 +342,7 @@ class ExecutionContext:
 
         .. versionadded:: 0.1.0
         """
-        from toolctx.context.codec import context_to_dict
+        from toolctx._context.codec import context_to_dict
 
         return context_to_dict(self)
 
@@ -364,7 +364,7 @@ class ExecutionContext:
 
         .. versionadded:: 0.1.0
         """
-        from toolctx.context.codec import context_from_dict
+        from toolctx._context.codec import context_from_dict
 
         return context_from_dict(data, scope=scope)
 

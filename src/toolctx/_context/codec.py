@@ -21,6 +21,9 @@ import attrs
 
 from cattrs.gen import override
 
+from toolctx._context.execution import ExecutionContext
+from toolctx._context.keys import RawValue, known_key, matches, type_name
+from toolctx._context.session import Session
 from toolctx._frozen import ENTRIES, depth_problem
 from toolctx._records import (
     ApprovalRequest,
@@ -39,9 +42,6 @@ from toolctx.codec import (
     null_is_default,
     record_hooks,
 )
-from toolctx.context.execution import ExecutionContext
-from toolctx.context.keys import RawValue, known_key, matches, type_name
-from toolctx.context.session import Session
 from toolctx.exceptions import ContextDataError, ToolArgumentsError
 
 

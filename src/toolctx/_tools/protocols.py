@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from toolctx._context.execution import ExecutionContext
 from toolctx._records import ToolCall, ToolDefinition, ToolResult
-from toolctx.context.execution import ExecutionContext
 
 
 @runtime_checkable

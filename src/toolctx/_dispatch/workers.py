@@ -3,7 +3,7 @@
 :func:`submit` runs a sync *body* in a pool thread and returns an
 ``asyncio`` future of the loop it was called from, settled with the
 body's *outcome*: ``(True, value)`` or ``(False, exc)``, exactly what
-:func:`toolctx.dispatch.workers.in_thread` returns (``run.thread_result``
+:func:`toolctx._dispatch.workers.in_thread` returns (``run.thread_result``
 turns it back into the value or the raised exception). The handoff is
 a bare future: no ``concurrent.futures.Future``, no ``wrap_future``
 chain, one ``loop.call_soon_threadsafe`` per call. It replaces
@@ -69,13 +69,13 @@ time: ``max_workers`` applies from the next :meth:`WorkerPool.submit`
 (running threads are not ended early), ``idle_timeout`` from the
 reaper's next check.
 
-Used by :func:`toolctx.dispatch.run.run_async` for sync and
+Used by :func:`toolctx._dispatch.run.run_async` for sync and
 sync-generator tools, and by the streaming shells for each step of a sync
 generator, with the call's context bound when they submit.
 
 Example:
     >>> import asyncio
-    >>> from toolctx.dispatch import workers
+    >>> from toolctx._dispatch import workers
     >>> async def main() -> tuple[bool, object]:
     ...     return await workers.submit(lambda: 6 * 7)
     >>> asyncio.run(main())

@@ -1,14 +1,14 @@
 """Calls that wait for a person: holding them, and resuming them safely.
 
 A tool declared ``@tool(needs_approval=...)`` meets the *gate* in
-:meth:`Core.prepare <toolctx.dispatch.core.Core.prepare>` before any
+:meth:`Core.prepare <toolctx._dispatch.core.Core.prepare>` before any
 interceptor runs. Arguments that do not fit are an ordinary error result
 (the call goes the usual way). ``needs_approval=True`` holds the call at
 once; a check makes the call a :class:`Checking`, which the shell that
 dispatched it settles (:func:`settle` calls the check, :func:`asettle`
 awaits it or runs it in a worker thread: the only difference between the
 two) and hands back to :meth:`Core.decide
-<toolctx.dispatch.core.Core.decide>`. Whatever the check returns is read
+<toolctx._dispatch.core.Core.decide>`. Whatever the check returns is read
 as a condition: truthy holds the call; a check that raises fails it.
 
 A held call is a result whose ``approval`` is an
@@ -41,6 +41,16 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 import attrs
 
+from toolctx._context.execution import ExecutionContext
+from toolctx._context.session import Session
+from toolctx._dispatch import workers
+from toolctx._dispatch.run import (
+    AWAIT_DIRECTLY,
+    await_tool,
+    loop_running,
+    run_to_end,
+    thread_result,
+)
 from toolctx._frozen import freeze_mapping
 from toolctx._records import (
     ApprovalRequest,
@@ -48,34 +58,24 @@ from toolctx._records import (
     ToolResult,
 )
 from toolctx._text import bounded, exception_text
+from toolctx._tools.function import ASYNC, ASYNC_STREAM, ToolEntry
+from toolctx._tools.registry import digest
 from toolctx._types.decode import DecodeError
 from toolctx._types.decode import decode_arguments as decode
-from toolctx.context.execution import ExecutionContext
-from toolctx.context.session import Session
-from toolctx.dispatch import workers
-from toolctx.dispatch.run import (
-    AWAIT_DIRECTLY,
-    await_tool,
-    loop_running,
-    run_to_end,
-    thread_result,
-)
 from toolctx.exceptions import (
     ApprovalDenied,
     ApprovalError,
     ToolArgumentsError,
     ToolctxError,
 )
-from toolctx.tools.function import ASYNC, ASYNC_STREAM, ToolEntry
-from toolctx.tools.registry import digest
 
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from toolctx._dispatch.core import Core, Prepared
     from toolctx._records import ToolDefinition
     from toolctx._types.decode import ArgumentLimits
-    from toolctx.dispatch.core import Core, Prepared
 
 MAX_REASON: Final = 500
 """Longest denial reason passed to the model; longer ones are cut."""

@@ -5,9 +5,9 @@ executor), the call is prepared here as any other (context, interceptors,
 argument checks: bad arguments fail fast, without a round trip), then
 described as data (:class:`~toolctx.remote.RemoteCall`) and run by the
 worker function :func:`~toolctx.remote.run_remote`, which runs the body
-with :func:`toolctx.dispatch.run.run_sync`. What the worker recorded
+with :func:`toolctx._dispatch.run.run_sync`. What the worker recorded
 (published metadata, state changes) is copied onto this call, and
-:class:`~toolctx.dispatch.core.Core` builds the result.
+:class:`~toolctx._dispatch.core.Core` builds the result.
 
 A ``concurrent.futures.ProcessPoolExecutor`` is unusable for good once
 one of its worker processes dies (``BrokenProcessPool``).
@@ -28,17 +28,17 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, final
 
-from toolctx.context.execution import recorder_of
-from toolctx.dispatch.core import Failure
-from toolctx.dispatch.run import with_timeout
-from toolctx.dispatch.worker import run_remote
+from toolctx._context.execution import recorder_of
+from toolctx._dispatch.core import Failure
+from toolctx._dispatch.run import with_timeout
+from toolctx._dispatch.worker import run_remote
 from toolctx.exceptions import ToolTimeoutError
 from toolctx.remote.payloads import RemoteCall, RemoteOutcome
 
 
 if TYPE_CHECKING:
+    from toolctx._dispatch.core import Core, Prepared
     from toolctx._records import ToolResult
-    from toolctx.dispatch.core import Core, Prepared
 
 
 _log = logging.getLogger("toolctx")

@@ -26,6 +26,8 @@ import collections.abc as cabc
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final, Protocol, final
 
+from toolctx._context.execution import CallRecorder, ExecutionContext
+from toolctx._context.session import Session
 from toolctx._records import ToolResult
 from toolctx._text import message_of
 from toolctx._types.messages import describe, show_value
@@ -35,14 +37,12 @@ from toolctx._types.output import refuse
 from toolctx._types.problems import problems_of, render_path, unexpected
 from toolctx._types.scalars import unchanged_types
 from toolctx._types.validate import Compiler
-from toolctx.context.execution import CallRecorder, ExecutionContext
-from toolctx.context.session import Session
 from toolctx.exceptions import ArgumentError, ToolArgumentsError
 
 
 if TYPE_CHECKING:
+    from toolctx._tools.params import Param
     from toolctx._types.problems import Check, Problem
-    from toolctx.tools.params import Param
 
 __all__ = ["ArgumentStructurer", "Structurer"]
 
@@ -67,7 +67,7 @@ class Structurer(Protocol):
 
     :class:`ArgumentStructurer` (a function tool's checks) and the
     schema check of a plain tool registered with ``check_arguments=True``
-    (:class:`toolctx.tools._schema_arguments.SchemaStructurer`).
+    (:class:`toolctx._tools._schema_arguments.SchemaStructurer`).
     """
 
     @property

@@ -6,7 +6,7 @@ step, and checks the options the decorator takes (:func:`check_tool_name`
 and the title and approval checks).
 
 :func:`read_parameters` turns a function's signature, type hints and
-docstring into the model-visible :class:`~toolctx.tools.params.Param`
+docstring into the model-visible :class:`~toolctx._tools.params.Param`
 list, the names of the parameters that receive the ``ExecutionContext``,
 and the resolved hints, rejecting with :class:`~toolctx.SchemaError`
 what cannot become a JSON parameter. :func:`admits_none` says whether a
@@ -41,22 +41,22 @@ from typing import (
 
 from typing_extensions import ParamSpec
 
+from toolctx._context.current import get_current
+from toolctx._context.execution import ExecutionContext
 from toolctx._records import ToolAnnotations, ToolCall, ToolDefinition
+from toolctx._tools.params import Param
 from toolctx._types.nodes import MISSING, type_name
-from toolctx.context.current import get_current
-from toolctx.context.execution import ExecutionContext
 from toolctx.exceptions import (
     InvalidToolNameError,
     NoExecutionContextError,
     SchemaError,
     ToolArgumentsError,
 )
-from toolctx.tools.params import Param
 
 
 if TYPE_CHECKING:
-    from toolctx.tools.arguments import ArgumentStructurer, Structurer
-    from toolctx.tools.protocols import Tool
+    from toolctx._tools.arguments import ArgumentStructurer, Structurer
+    from toolctx._tools.protocols import Tool
 
 
 __all__ = [
@@ -356,10 +356,10 @@ class FunctionTool(Generic[P, R]):
         needs_approval: ApprovalCheck = False,
     ) -> None:
         from toolctx._docstrings import parse_docstring
+        from toolctx._tools.arguments import ArgumentStructurer
         from toolctx._types.output import output_step, to_json
         from toolctx._types.schema import output_schema, parameters_schema
         from toolctx.content import content_output, may_carry_content
-        from toolctx.tools.arguments import ArgumentStructurer
 
         if not callable(cast("object", fn)):
             msg = f"@tool needs a function, got {type(fn).__name__}."

@@ -1,0 +1,1 @@
+"""toolctx._context."""

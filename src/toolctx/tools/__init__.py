@@ -1,1 +1,0 @@
-"""toolctx.tools."""
